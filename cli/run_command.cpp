@@ -1,0 +1,94 @@
+#include "cli/run_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/host_stats.hpp"
+#include "models/core/config.hpp"
+#include "models/core/errors.hpp"
+#include "models/sc/fabric.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+void print_summary(const Config& c, const nlohmann::json& s, const std::string& path) {
+  const auto& t = s["throughput"];
+  const auto& l = s["latency_ns"];
+  const auto& k = s["conservation"];
+  fmt::print("fabricsim: {}-port switch, {} queues, {} x{}, {} traffic, load {:.3f}, {}-flit packets\n",
+             c.sw.ports, to_string(c.sw.queueing), to_string(c.sw.allocator), c.sw.iterations,
+             to_string(c.traffic.pattern), c.traffic.load, c.traffic.packet_flits);
+  fmt::print("  window      {:.1f} ns after {:.1f} ns warm-up ({:.0f} flit cycles of {:.3f} ns)\n",
+             s["sim"]["window_ns"].get<double>(), s["sim"]["warmup_ns"].get<double>(),
+             s["sim"]["window_flit_cycles"].get<double>(), s["sim"]["flit_time_ns"].get<double>());
+  fmt::print("  throughput  offered {:.4f}  accepted {:.4f} flits/cycle/endpoint  ({:.2f} GB/s payload per endpoint)\n",
+             t["offered"].get<double>(), t["accepted"].get<double>(),
+             t["accepted_payload_GBps_per_endpoint"].get<double>());
+  fmt::print("  latency ns  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} packets)\n",
+             l["mean"].get<double>(), l["p50"].get<double>(), l["p99"].get<double>(),
+             l["p999"].get<double>(), l["max"].get<double>(), l["count"].get<std::uint64_t>());
+  fmt::print("  packets     injected {}  delivered {}  in flight {}  lost {}  (source queue {})\n",
+             k["injected"].get<std::uint64_t>(), k["delivered"].get<std::uint64_t>(),
+             k["in_flight"].get<std::uint64_t>(), k["lost"].get<std::int64_t>(),
+             k["source_queued"].get<std::uint64_t>());
+  fmt::print("  host        {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB -> {}\n",
+             s["sim"]["host_seconds"].get<double>(),
+             s["host"]["events_per_second"].get<double>() / 1e6,
+             static_cast<double>(s["host"]["peak_rss_bytes"].get<std::uint64_t>()) / 1048576.0, path);
+}
+
+}  // namespace
+
+int run_command(const RunOptions& opts) {
+  Config cfg;
+  try {
+    cfg = load_config(opts.config_path, opts.overrides);
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  Fabric fabric("fabric", cfg);
+  const bool ok = fabric.run();
+  const double host_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  nlohmann::json s = fabric.stats();
+  s["sim"]["host_seconds"] = host_s;
+  s["sim"]["status"] = ok ? "ok" : "failed";
+  if (!ok) s["sim"]["error"] = fabric.error();
+  s["host"] = {{"peak_rss_bytes", peak_rss_bytes()},
+               {"events_per_second", host_s > 0 ? static_cast<double>(fabric.events()) / host_s : 0.0},
+               {"flit_cycles_per_second",
+                host_s > 0 ? s["sim"]["simulated_ns"].get<double>() / s["sim"]["flit_time_ns"].get<double>() / host_s
+                           : 0.0},
+               {"delivered_flits_per_second",
+                host_s > 0 ? static_cast<double>(s["throughput"]["accepted_flits"].get<std::uint64_t>()) / host_s
+                           : 0.0}};
+
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out_dir, ec);
+  const std::string path = (std::filesystem::path(opts.out_dir) / "stats.json").string();
+  std::ofstream f(path);
+  if (!f) {
+    fmt::print(stderr, "fabricsim: error: cannot write '{}'\n", path);
+    return 2;
+  }
+  f << s.dump(2) << "\n";
+  f.close();
+
+  if (!ok) {
+    fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric.error());
+    return 1;
+  }
+  if (!opts.quiet) print_summary(cfg, s, path);
+  return 0;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,18 @@
+// 'fabricsim run': one simulation from a config file and overrides.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace fabricsim {
+
+struct RunOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;  // "key=value", applied in order
+  std::string out_dir = "out";
+  bool quiet = false;
+};
+
+// Exit status: 0 success, 1 the simulation failed a check, 2 bad input.
+int run_command(const RunOptions& opts);
+
+}  // namespace fabricsim

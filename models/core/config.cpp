@@ -1,0 +1,247 @@
+#include "models/core/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <sstream>
+
+namespace fabricsim {
+
+namespace {
+const std::vector<std::pair<std::string, Queueing>> kQueueing = {
+    {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
+const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
+    {"islip", AllocatorKind::kISlip},
+    {"pim", AllocatorKind::kPim},
+    {"rr", AllocatorKind::kRoundRobin}};
+const std::vector<std::pair<std::string, Pattern>> kPatterns = {
+    {"uniform", Pattern::kUniform},         {"permutation", Pattern::kPermutation},
+    {"hotspot", Pattern::kHotspot},         {"transpose", Pattern::kTranspose},
+    {"bitreverse", Pattern::kBitReverse},   {"bitcomplement", Pattern::kBitComplement},
+    {"shuffle", Pattern::kShuffle},         {"neighbor", Pattern::kNeighbor},
+    {"tornado", Pattern::kTornado}};
+const std::vector<std::pair<std::string, Process>> kProcesses = {
+    {"bernoulli", Process::kBernoulli}, {"bursty", Process::kBursty}};
+
+template <class E>
+std::string name_of(const std::vector<std::pair<std::string, E>>& table, E v) {
+  for (auto& n : table)
+    if (n.second == v) return n.first;
+  return "?";
+}
+
+bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+}  // namespace
+
+std::string to_string(Queueing q) { return name_of(kQueueing, q); }
+std::string to_string(AllocatorKind a) { return name_of(kAllocators, a); }
+std::string to_string(Pattern p) { return name_of(kPatterns, p); }
+
+Schema<Config> config_schema() {
+  Schema<Config> s;
+  using C = Config;
+  // sim
+  s.add_int("sim.seed", &C::sim, &SimConfig::seed, "", 0, 9007199254740991LL,
+            "seed of every random stream; same seed, same result bit for bit");
+  s.add_real("sim.warmup_ns", &C::sim, &SimConfig::warmup_ns, "ns", 0, 1e12,
+             "simulated time before statistics start (the network fills up)");
+  s.add_real("sim.duration_ns", &C::sim, &SimConfig::duration_ns, "ns", 0, 1e12,
+             "measurement window after warm-up; statistics cover exactly this window", true);
+  // link
+  s.add_int("link.lanes", &C::link, &LinkConfig::lanes, "lanes", 1, 64,
+            "SerDes lanes per link direction");
+  s.add_real("link.lane_gbps", &C::link, &LinkConfig::lane_gbps, "Gb/s", 0, 10000,
+             "data rate of one lane, per direction", true);
+  s.add_real("link.encoding_efficiency", &C::link, &LinkConfig::encoding_efficiency, "", 0, 1,
+             "fraction of the lane rate left for flits after line coding / FEC overhead", true);
+  s.add_real("link.latency_ns", &C::link, &LinkConfig::latency_ns, "ns", 0, 1e6,
+             "one-way latency of a flit's first bit: SerDes + FEC + wire (credits return with it too)",
+             true);
+  s.add_int("link.flit_bytes", &C::link, &LinkConfig::flit_bytes, "B", 4, 1024,
+            "flit size: the unit of serialization and of credits");
+  // switch
+  s.add_int("switch.ports", &C::sw, &SwitchConfig::ports, "ports", 2, 1024,
+            "switch radix; one endpoint is attached to each port");
+  s.add_int("switch.vcs", &C::sw, &SwitchConfig::vcs, "VCs", 1, 16,
+            "virtual channels per port; each has its own credits and queues");
+  s.add_int("switch.input_buffer_flits", &C::sw, &SwitchConfig::input_buffer_flits, "flits", 1,
+            1 << 24,
+            "input buffer per port, split evenly between VCs; it is the upstream credit pool");
+  s.add_int("switch.output_buffer_flits", &C::sw, &SwitchConfig::output_buffer_flits, "flits", 1,
+            1 << 24,
+            "output buffer per port and VC between crossbar and link (unbounded when queueing=output)");
+  s.add_choice("switch.queueing", &C::sw, &SwitchConfig::queueing, kQueueing,
+               "input queues: fifo (one per VC, head-of-line blocking), voq (one per VC and "
+               "output), output (ideal output-queued switch)");
+  s.add_choice("switch.allocator", &C::sw, &SwitchConfig::allocator, kAllocators,
+               "switch allocator: islip, pim (parallel iterative matching), rr (separable "
+               "input-first round-robin)");
+  s.add_int("switch.iterations", &C::sw, &SwitchConfig::iterations, "", 1, 64,
+            "allocator iterations per allocation cycle");
+  s.add_real("switch.speedup", &C::sw, &SwitchConfig::speedup, "x", 1, 16,
+             "crossbar port bandwidth as a multiple of the link rate");
+  s.add_int("switch.pipeline_cycles", &C::sw, &SwitchConfig::pipeline_cycles, "cycles", 0, 100000,
+            "cycles from allocation to the head flit entering the output buffer (route, "
+            "allocate, traverse)");
+  s.add_real("switch.clock_ghz", &C::sw, &SwitchConfig::clock_ghz, "GHz", 0, 100,
+             "switch core clock: one allocation per cycle", true);
+  // traffic
+  s.add_choice("traffic.pattern", &C::traffic, &TrafficConfig::pattern, kPatterns,
+               "destination of each packet (see docs/models/endpoint.md)");
+  s.add_real("traffic.load", &C::traffic, &TrafficConfig::load, "", 0, 1,
+             "offered load per endpoint as a fraction of its link's flit rate (header flits count)");
+  s.add_int("traffic.packet_flits", &C::traffic, &TrafficConfig::packet_flits, "flits", 1, 18,
+            "packet length: one header flit + payload flits");
+  s.add_choice("traffic.process", &C::traffic, &TrafficConfig::process, kProcesses,
+               "arrival process: bernoulli (each flit slot independently) or bursty (on/off)");
+  s.add_real("traffic.burst_packets", &C::traffic, &TrafficConfig::burst_packets, "packets", 1,
+             1e9, "bursty process: mean packets per on-period (geometric), sent back to back");
+  s.add_int("traffic.hotspot_port", &C::traffic, &TrafficConfig::hotspot_port, "", 0, 1023,
+            "hotspot pattern: the hot destination");
+  s.add_real("traffic.hotspot_fraction", &C::traffic, &TrafficConfig::hotspot_fraction, "", 0, 1,
+             "hotspot pattern: share of packets sent to the hot destination; the rest is uniform");
+  s.add_bool("traffic.allow_self", &C::traffic, &TrafficConfig::allow_self,
+             "uniform/hotspot/permutation may pick the sender itself (true: the classic "
+             "switching-theory model)");
+  // endpoint
+  s.add_int("endpoint.rx_buffer_flits", &C::endpoint, &EndpointConfig::rx_buffer_flits, "flits",
+            1, 1 << 24,
+            "endpoint receive buffer, split evenly between VCs; drained as each tail arrives");
+  return s;
+}
+
+double link_gbps(const LinkConfig& l) {
+  return static_cast<double>(l.lanes) * l.lane_gbps * l.encoding_efficiency;
+}
+
+Ps flit_time_ps(const LinkConfig& l) {
+  return static_cast<Ps>(
+      std::llround(static_cast<double>(l.flit_bytes) * 8.0 / link_gbps(l) * 1000.0));
+}
+
+Ps switch_cycle_ps(const SwitchConfig& s) {
+  return static_cast<Ps>(std::llround(1000.0 / s.clock_ghz));
+}
+
+void validate(const Config& c) {
+  auto fail = [](const std::string& m) { throw ConfigError("inconsistent config: " + m); };
+  const std::int64_t L = c.traffic.packet_flits;
+  const std::string ls = std::to_string(L);
+  if (c.sw.input_buffer_flits / c.sw.vcs < L)
+    fail("switch.input_buffer_flits=" + std::to_string(c.sw.input_buffer_flits) +
+         " split over switch.vcs=" + std::to_string(c.sw.vcs) +
+         " leaves less than one packet (traffic.packet_flits=" + ls +
+         ") per VC; virtual cut-through needs a whole packet's credits");
+  if (c.endpoint.rx_buffer_flits / c.sw.vcs < L)
+    fail("endpoint.rx_buffer_flits=" + std::to_string(c.endpoint.rx_buffer_flits) +
+         " split over switch.vcs=" + std::to_string(c.sw.vcs) +
+         " leaves less than one packet (traffic.packet_flits=" + ls + ") per VC");
+  if (c.sw.queueing != Queueing::kOutput && c.sw.output_buffer_flits < L)
+    fail("switch.output_buffer_flits=" + std::to_string(c.sw.output_buffer_flits) +
+         " is smaller than one packet (traffic.packet_flits=" + ls + ")");
+  if (c.traffic.hotspot_port >= c.sw.ports)
+    fail("traffic.hotspot_port=" + std::to_string(c.traffic.hotspot_port) +
+         " does not exist on a switch with switch.ports=" + std::to_string(c.sw.ports) +
+         " (allowed 0.." + std::to_string(c.sw.ports - 1) + ")");
+  const std::int64_t n = c.sw.ports;
+  const std::string pn = to_string(c.traffic.pattern);
+  switch (c.traffic.pattern) {
+    case Pattern::kTranspose: {
+      const auto k = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+      if (k * k != n)
+        fail("traffic.pattern=transpose needs switch.ports to be a perfect square, got " +
+             std::to_string(n));
+      break;
+    }
+    case Pattern::kBitReverse:
+    case Pattern::kBitComplement:
+    case Pattern::kShuffle:
+      if (!is_pow2(n))
+        fail("traffic.pattern=" + pn + " needs switch.ports to be a power of two, got " +
+             std::to_string(n));
+      break;
+    default:
+      break;
+  }
+  if (flit_time_ps(c.link) < 1)
+    fail("link.flit_bytes / (link.lanes x link.lane_gbps x link.encoding_efficiency) is below "
+         "the 1 ps time resolution");
+  if (switch_cycle_ps(c.sw) < 1) fail("switch.clock_ghz gives a cycle below 1 ps");
+  if (ns_to_ps(c.link.latency_ns) < 1) fail("link.latency_ns must be at least 0.001 ns");
+  if (ns_to_ps(c.sim.duration_ns) < 1) fail("sim.duration_ns must be at least 0.001 ns");
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  const Schema<Config> schema = config_schema();
+  Config c;
+  if (!path.empty()) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      throw ConfigError("cannot read config file '" + path + "'");
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(path + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
+                        ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+    }
+    schema.apply_yaml(c, root, path);
+  }
+  for (auto& o : overrides) {
+    try {
+      schema.set_assignment(c, o);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("--set ") + o + ": " + e.what());
+    }
+  }
+  validate(c);
+  return c;
+}
+
+std::vector<std::pair<std::string, std::string>> config_values(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto schema = config_schema();
+  for (auto& e : schema.entries()) out.emplace_back(e.info.key, e.get(c));
+  return out;
+}
+
+std::string params_text() {
+  const auto schema = config_schema();
+  const Config defaults;
+  std::ostringstream os;
+  for (auto& e : schema.entries()) {
+    os << e.info.key << "\n    type " << e.info.type_name();
+    if (!e.info.unit.empty()) os << ", unit " << e.info.unit;
+    os << ", default " << e.get(defaults) << ", allowed " << e.info.allowed() << "\n    "
+       << e.info.description << "\n";
+  }
+  return os.str();
+}
+
+std::string params_markdown() {
+  const auto schema = config_schema();
+  const Config defaults;
+  std::ostringstream os;
+  os << "# Configuration parameters\n\n"
+     << "<!-- Generated by `build/fabricsim params --markdown`; a test fails when this page "
+        "and the code differ. Do not edit by hand. -->\n\n"
+     << "Set them in a YAML file (nested maps: `link: {lanes: 2}`, or dotted keys) and override "
+        "any with `--set key=value`. An unknown key, a wrong type or a value out of range stops "
+        "the run with exit status 2 before anything is simulated.\n\n";
+  std::string section;
+  for (auto& e : schema.entries()) {
+    const std::string sec = e.info.key.substr(0, e.info.key.find('.'));
+    if (sec != section) {
+      section = sec;
+      os << "\n## " << sec << "\n\n| key | type | unit | default | allowed | description |\n"
+         << "|---|---|---|---|---|---|\n";
+    }
+    std::string allowed = e.info.allowed();
+    for (std::string::size_type p = 0; (p = allowed.find('|', p)) != std::string::npos; p += 2)
+      allowed.replace(p, 1, "\\|");
+    os << "| `" << e.info.key << "` | " << e.info.type_name() << " | " << e.info.unit << " | `"
+       << e.get(defaults) << "` | " << allowed << " | " << e.info.description << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,105 @@
+// The simulation's configuration: typed values with defaults. The schema in
+// config.cpp gives each one its key, unit, range and description; the
+// defaults here are what 'fabricsim params' prints.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/allocator.hpp"
+#include "models/core/params.hpp"
+#include "models/core/time.hpp"
+
+namespace fabricsim {
+
+enum class Queueing { kFifo, kVoq, kOutput };
+enum class Pattern {
+  kUniform,
+  kPermutation,
+  kHotspot,
+  kTranspose,
+  kBitReverse,
+  kBitComplement,
+  kShuffle,
+  kNeighbor,
+  kTornado
+};
+enum class Process { kBernoulli, kBursty };
+
+struct SimConfig {
+  std::int64_t seed = 1;
+  double warmup_ns = 2000;
+  double duration_ns = 10000;
+};
+
+struct LinkConfig {
+  std::int64_t lanes = 2;
+  double lane_gbps = 100;
+  double encoding_efficiency = 1.0;
+  double latency_ns = 100;
+  std::int64_t flit_bytes = 16;
+};
+
+struct SwitchConfig {
+  std::int64_t ports = 64;
+  std::int64_t vcs = 1;
+  std::int64_t input_buffer_flits = 512;
+  std::int64_t output_buffer_flits = 64;
+  Queueing queueing = Queueing::kVoq;
+  AllocatorKind allocator = AllocatorKind::kISlip;
+  std::int64_t iterations = 1;
+  double speedup = 1.0;
+  std::int64_t pipeline_cycles = 16;
+  double clock_ghz = 1.5625;
+};
+
+struct TrafficConfig {
+  Pattern pattern = Pattern::kUniform;
+  double load = 0.5;
+  std::int64_t packet_flits = 9;
+  Process process = Process::kBernoulli;
+  double burst_packets = 8;
+  std::int64_t hotspot_port = 0;
+  double hotspot_fraction = 0.2;
+  bool allow_self = true;
+};
+
+struct EndpointConfig {
+  std::int64_t rx_buffer_flits = 512;
+};
+
+struct Config {
+  SimConfig sim;
+  LinkConfig link;
+  SwitchConfig sw;
+  TrafficConfig traffic;
+  EndpointConfig endpoint;
+};
+
+Schema<Config> config_schema();
+
+// Cross-parameter checks a single range cannot express. Throws ConfigError
+// naming every key involved.
+void validate(const Config& c);
+
+// Defaults, then the YAML file (if `path` is not empty), then each
+// "key=value" override in order, then validate().
+Config load_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// Every key with its current value, in schema order (for stats.json and logs).
+std::vector<std::pair<std::string, std::string>> config_values(const Config& c);
+
+// 'fabricsim params': a plain-text table, or the Markdown page docs/config.md.
+std::string params_text();
+std::string params_markdown();
+
+// Derived timing, in integer picoseconds (see docs/models/link.md).
+double link_gbps(const LinkConfig& l);  // payload-carrying rate per direction
+Ps flit_time_ps(const LinkConfig& l);   // serialization time of one flit
+Ps switch_cycle_ps(const SwitchConfig& s);
+
+std::string to_string(Queueing q);
+std::string to_string(AllocatorKind a);
+std::string to_string(Pattern p);
+
+}  // namespace fabricsim

@@ -1,0 +1,97 @@
+// Packets live in a per-fabric pool and are named by a 32-bit index, so the
+// hot path moves integers, never allocates per packet, and queues are
+// intrusive singly linked lists through Packet::next.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/errors.hpp"
+#include "models/core/time.hpp"
+
+namespace fabricsim {
+
+using PacketId = std::uint32_t;
+constexpr PacketId kNoPacket = 0xFFFFFFFFu;
+
+struct Packet {
+  std::uint64_t serial = 0;  // unique per fabric, in injection order
+  Ps t_gen = 0;              // entered the source queue
+  Ps t_inject = 0;           // head started serialising at the source
+  Ps t_head = 0;             // head fully received at the current hop
+  Ps t_ready = 0;            // head available in the current output buffer
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  std::uint16_t flits = 1;
+  std::uint8_t vc = 0;
+  bool live = false;
+  PacketId next = kNoPacket;  // intrusive queue link
+};
+
+class PacketPool {
+ public:
+  PacketId alloc() {
+    PacketId id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<PacketId>(slots_.size());
+      slots_.emplace_back();
+    }
+    Packet& p = slots_[id];
+    p = Packet{};
+    p.live = true;
+    p.serial = next_serial_++;
+    ++live_;
+    return id;
+  }
+  void release(PacketId id) {
+    Packet& p = get(id);
+    if (!p.live) throw InvariantError("packet pool: packet released twice");
+    p.live = false;
+    free_.push_back(id);
+    --live_;
+  }
+  Packet& get(PacketId id) { return slots_[id]; }
+  const Packet& get(PacketId id) const { return slots_[id]; }
+  std::uint64_t live() const { return live_; }
+  std::uint64_t allocated_total() const { return next_serial_; }
+
+ private:
+  std::vector<Packet> slots_;
+  std::vector<PacketId> free_;
+  std::uint64_t live_ = 0;
+  std::uint64_t next_serial_ = 0;
+};
+
+// FIFO of packets threaded through Packet::next (O(1), no allocation).
+class PacketQueue {
+ public:
+  bool empty() const { return head_ == kNoPacket; }
+  PacketId front() const { return head_; }
+  std::uint32_t size() const { return size_; }
+  void push(PacketPool& pool, PacketId id) {
+    pool.get(id).next = kNoPacket;
+    if (tail_ == kNoPacket)
+      head_ = id;
+    else
+      pool.get(tail_).next = id;
+    tail_ = id;
+    ++size_;
+  }
+  PacketId pop(PacketPool& pool) {
+    const PacketId id = head_;
+    head_ = pool.get(id).next;
+    if (head_ == kNoPacket) tail_ = kNoPacket;
+    --size_;
+    return id;
+  }
+
+ private:
+  PacketId head_ = kNoPacket;
+  PacketId tail_ = kNoPacket;
+  std::uint32_t size_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,131 @@
+#include "models/core/params.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace fabricsim {
+
+std::string ParamInfo::type_name() const {
+  switch (type) {
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kReal:
+      return "real";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kChoice:
+      return "choice";
+  }
+  return "?";
+}
+
+std::string format_real(double v) {
+  std::ostringstream os;
+  os.precision(15);
+  os << v;
+  return os.str();
+}
+
+std::string ParamInfo::allowed() const {
+  switch (type) {
+    case ParamType::kInt:
+      return "integer in [" + std::to_string(imin) + ", " + std::to_string(imax) + "]";
+    case ParamType::kReal:
+      return std::string("number in ") + (min_exclusive ? "(" : "[") + format_real(min) + ", " +
+             format_real(max) + "]";
+    case ParamType::kBool:
+      return "true or false";
+    case ParamType::kChoice: {
+      std::string s;
+      for (size_t i = 0; i < choices.size(); ++i) s += (i ? " | " : "") + choices[i];
+      return s;
+    }
+  }
+  return "?";
+}
+
+namespace {
+[[noreturn]] void bad_value(const ParamInfo& p, const std::string& text, const std::string& why) {
+  throw ConfigError("config key '" + p.key + "': value '" + text + "' " + why +
+                    "; allowed: " + p.allowed());
+}
+}  // namespace
+
+std::int64_t parse_int(const ParamInfo& p, const std::string& text) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s, &end, 10);
+  if (text.empty() || end == s || *end != '\0' || errno == ERANGE)
+    bad_value(p, text, "is not an integer");
+  if (v < p.imin || v > p.imax) bad_value(p, text, "is out of range");
+  return v;
+}
+
+double parse_real(const ParamInfo& p, const std::string& text) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s, &end);
+  if (text.empty() || end == s || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    bad_value(p, text, "is not a finite number");
+  if (v > p.max || v < p.min || (p.min_exclusive && v == p.min))
+    bad_value(p, text, "is out of range");
+  return v;
+}
+
+bool parse_bool(const ParamInfo& p, const std::string& text) {
+  if (text == "true" || text == "True" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "False" || text == "no" || text == "off") return false;
+  bad_value(p, text, "is not a boolean");
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+void flatten(const YAML::Node& n, const std::string& prefix, const std::string& origin,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = prefix.empty() ? it->first.as<std::string>()
+                                           : prefix + "." + it->first.as<std::string>();
+    const YAML::Node& v = it->second;
+    if (v.IsMap()) {
+      flatten(v, key, origin, out);
+    } else if (v.IsScalar()) {
+      out.emplace_back(key, v.Scalar());
+    } else if (v.IsNull()) {
+      throw ConfigError(origin + ": config key '" + key + "' has no value");
+    } else {
+      throw ConfigError(origin + ": config key '" + key +
+                        "' is a list; a single value (number, boolean or name) is expected");
+    }
+  }
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> flatten_yaml(const YAML::Node& root,
+                                                              const std::string& origin) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!root || root.IsNull()) return out;  // an empty file: all defaults
+  if (!root.IsMap())
+    throw ConfigError(origin + ": the top level must be a mapping of keys (e.g. 'link:')");
+  flatten(root, "", origin, out);
+  return out;
+}
+
+}  // namespace fabricsim

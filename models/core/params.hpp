@@ -1,0 +1,200 @@
+// Typed configuration parameters: every key has a type, unit, default,
+// allowed range and a one-line description, and is bound to a field of a
+// config struct. Reading YAML or `key=value` overrides sets those fields;
+// an unknown key, a wrong type or a value out of range is a ConfigError that
+// names the key, the value and what is allowed.
+//
+// A Schema<C> is built by a function each time it is needed: there is no
+// global registry, so two configurations (two fabrics) coexist freely.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/core/errors.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace fabricsim {
+
+enum class ParamType { kInt, kReal, kBool, kChoice };
+
+struct ParamInfo {
+  std::string key;
+  ParamType type = ParamType::kInt;
+  std::string unit;         // "" for dimensionless
+  std::string description;  // one line
+  double min = 0, max = 0;  // inclusive range for kReal (and kInt, as doubles)
+  std::int64_t imin = 0, imax = 0;  // exact inclusive range for kInt
+  bool min_exclusive = false;
+  std::vector<std::string> choices;  // kChoice
+
+  std::string type_name() const;
+  std::string allowed() const;  // human-readable range or choice list
+};
+
+// Parsing helpers shared by every schema; each throws ConfigError naming the key.
+std::int64_t parse_int(const ParamInfo& p, const std::string& text);
+double parse_real(const ParamInfo& p, const std::string& text);
+bool parse_bool(const ParamInfo& p, const std::string& text);
+std::string format_real(double v);
+
+// Type-erased schema core: keys, how to parse into a config, how to render a value.
+template <class Config>
+class Schema {
+ public:
+  struct Entry {
+    ParamInfo info;
+    std::function<void(Config&, const std::string&)> set;  // parse, range-check, store
+    std::function<std::string(const Config&)> get;         // current value as text
+  };
+
+  template <class Sec>
+  void add_int(std::string key, Sec Config::*sec, std::int64_t Sec::*field, std::string unit,
+               std::int64_t lo, std::int64_t hi, std::string desc) {
+    ParamInfo p = make(std::move(key), ParamType::kInt, std::move(unit), std::move(desc));
+    p.min = static_cast<double>(lo);
+    p.max = static_cast<double>(hi);
+    p.imin = lo;
+    p.imax = hi;
+    entries_.push_back({p,
+                        [p, sec, field](Config& c, const std::string& t) {
+                          (c.*sec).*field = parse_int(p, t);
+                        },
+                        [sec, field](const Config& c) { return std::to_string((c.*sec).*field); }});
+  }
+
+  template <class Sec>
+  void add_real(std::string key, Sec Config::*sec, double Sec::*field, std::string unit,
+                double lo, double hi, std::string desc, bool lo_exclusive = false) {
+    ParamInfo p = make(std::move(key), ParamType::kReal, std::move(unit), std::move(desc));
+    p.min = lo;
+    p.max = hi;
+    p.min_exclusive = lo_exclusive;
+    entries_.push_back({p,
+                        [p, sec, field](Config& c, const std::string& t) {
+                          (c.*sec).*field = parse_real(p, t);
+                        },
+                        [sec, field](const Config& c) { return format_real((c.*sec).*field); }});
+  }
+
+  template <class Sec>
+  void add_bool(std::string key, Sec Config::*sec, bool Sec::*field, std::string desc) {
+    ParamInfo p = make(std::move(key), ParamType::kBool, "", std::move(desc));
+    entries_.push_back({p,
+                        [p, sec, field](Config& c, const std::string& t) {
+                          (c.*sec).*field = parse_bool(p, t);
+                        },
+                        [sec, field](const Config& c) {
+                          return std::string((c.*sec).*field ? "true" : "false");
+                        }});
+  }
+
+  // An enum chosen by name; `names` lists (name, value) in documentation order.
+  template <class Sec, class E>
+  void add_choice(std::string key, Sec Config::*sec, E Sec::*field,
+                  std::vector<std::pair<std::string, E>> names, std::string desc) {
+    ParamInfo p = make(std::move(key), ParamType::kChoice, "", std::move(desc));
+    for (auto& n : names) p.choices.push_back(n.first);
+    entries_.push_back({p,
+                        [p, sec, field, names](Config& c, const std::string& t) {
+                          for (auto& n : names)
+                            if (n.first == t) {
+                              (c.*sec).*field = n.second;
+                              return;
+                            }
+                          throw ConfigError("config key '" + p.key + "': value '" + t +
+                                            "' is not allowed; allowed: " + p.allowed());
+                        },
+                        [sec, field, names](const Config& c) {
+                          for (auto& n : names)
+                            if (n.second == (c.*sec).*field) return n.first;
+                          return std::string("?");
+                        }});
+  }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+
+  // Sets `key` from its text form. Unknown keys are an error naming the
+  // closest known key.
+  void set(Config& c, const std::string& key, const std::string& text) const;
+  // Parses "key=value".
+  void set_assignment(Config& c, const std::string& assignment) const;
+  // Applies every leaf of a YAML mapping; nested maps join keys with '.'.
+  void apply_yaml(Config& c, const YAML::Node& root, const std::string& origin) const;
+
+  std::string closest_key(const std::string& key) const;
+
+ private:
+  static ParamInfo make(std::string key, ParamType t, std::string unit, std::string desc) {
+    ParamInfo p;
+    p.key = std::move(key);
+    p.type = t;
+    p.unit = std::move(unit);
+    p.description = std::move(desc);
+    return p;
+  }
+  std::vector<Entry> entries_;
+};
+
+// Edit distance, for "did you mean" suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+// Flattens a YAML mapping into (dotted key, scalar text) pairs, in file order.
+// Throws ConfigError for sequences, null values or non-mapping roots.
+std::vector<std::pair<std::string, std::string>> flatten_yaml(const YAML::Node& root,
+                                                              const std::string& origin);
+
+template <class Config>
+std::string Schema<Config>::closest_key(const std::string& key) const {
+  std::string best;
+  std::size_t best_d = key.size() / 2 + 2;
+  for (auto& e : entries_) {
+    const std::size_t d = edit_distance(key, e.info.key);
+    if (d < best_d) {
+      best_d = d;
+      best = e.info.key;
+    }
+  }
+  return best;
+}
+
+template <class Config>
+void Schema<Config>::set(Config& c, const std::string& key, const std::string& text) const {
+  for (auto& e : entries_)
+    if (e.info.key == key) {
+      e.set(c, text);
+      return;
+    }
+  std::string msg = "unknown config key '" + key + "'";
+  const std::string near = closest_key(key);
+  if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+  msg += "; 'fabricsim params' lists every key";
+  throw ConfigError(msg);
+}
+
+template <class Config>
+void Schema<Config>::set_assignment(Config& c, const std::string& assignment) const {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("override '" + assignment + "' is not of the form key=value");
+  set(c, assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+template <class Config>
+void Schema<Config>::apply_yaml(Config& c, const YAML::Node& root,
+                                const std::string& origin) const {
+  for (auto& kv : flatten_yaml(root, origin)) {
+    try {
+      set(c, kv.first, kv.second);
+    } catch (const ConfigError& e) {
+      throw ConfigError(origin + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace fabricsim

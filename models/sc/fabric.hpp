@@ -1,0 +1,81 @@
+// One simulated fabric: in this release a single N-port switch with one
+// endpoint per port, joined by a link in each direction. Everything a run
+// needs lives here (packet pool, statistics, error sink): two Fabric objects
+// can coexist in one process.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/core/config.hpp"
+#include "models/core/packet.hpp"
+#include "models/core/traffic_pattern.hpp"
+#include "models/sc/endpoint.hpp"
+#include "models/sc/link.hpp"
+#include "models/sc/switch.hpp"
+#include "models/sc/timed_module.hpp"
+
+namespace fabricsim {
+
+struct Conservation {
+  std::uint64_t generated = 0;      // packets drawn by the sources up to the end
+  std::uint64_t source_queued = 0;  // generated, not yet injected
+  std::uint64_t injected = 0;       // left a source
+  std::uint64_t delivered = 0;      // tail reached its destination
+  std::uint64_t on_links = 0;       // in flight on a link
+  std::uint64_t in_switch_inputs = 0;
+  std::uint64_t in_switch_outputs = 0;
+  std::uint64_t in_flight() const { return on_links + in_switch_inputs + in_switch_outputs; }
+  // Injected packets that are neither delivered nor anywhere in the fabric.
+  std::int64_t lost() const {
+    return static_cast<std::int64_t>(injected) - static_cast<std::int64_t>(delivered) -
+           static_cast<std::int64_t>(in_flight());
+  }
+};
+
+class Fabric : public sc_core::sc_module {
+ public:
+  Fabric(const sc_core::sc_module_name& name, const Config& cfg);
+  ~Fabric() override;
+
+  // Runs warm-up + window, then finish(). Returns false (and error() says
+  // why) if a model invariant or a conservation check failed.
+  bool run();
+  // The end-of-run checks, once simulated time has reached window().end
+  // (for callers that run the kernel themselves, e.g. several fabrics).
+  bool finish();
+  const std::string& error() const { return error_; }
+
+  const Config& config() const { return cfg_; }
+  const Window& window() const { return window_; }
+  const Conservation& conservation() const { return cons_; }
+  const SinkStats& sink() const { return sink_; }
+  std::uint64_t events() const;
+  std::uint64_t kernel_activations() const { return scheduler_.activations(); }
+  Switch& sw() { return *switch_; }
+  Endpoint& endpoint(int i) { return *endpoints_[static_cast<size_t>(i)]; }
+  const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+
+  // stats.json (host figures are added by the caller).
+  nlohmann::json stats() const;
+
+ private:
+  void check_end_of_run();
+
+  Config cfg_;
+  Window window_;
+  Scheduler scheduler_;
+  PacketPool pool_;
+  SinkStats sink_;
+  TrafficPattern pattern_;
+  std::unique_ptr<Switch> switch_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Link>> links_;
+  Conservation cons_;
+  std::string error_;
+};
+
+}  // namespace fabricsim

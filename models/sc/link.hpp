@@ -1,0 +1,129 @@
+// A point-to-point SerDes link, one direction, with credit flow control.
+//
+// Timing (see docs/models/link.md):
+//   - serialization: a packet of L flits occupies the link for L * flit_ps,
+//     flit_ps = flit_bytes * 8 / (lanes * lane_gbps * encoding_efficiency);
+//   - the first bit reaches the receiver latency_ps after it leaves; the head
+//     flit is complete one flit time later, the tail L flit times later;
+//   - credits (one per flit, per VC) come back on the reverse direction with
+//     the same latency, counted from the moment the receiver frees the buffer.
+// The link has no process of its own: `send` computes arrival times and
+// queues one item on the receiver's channel for this link. Returned credits
+// wait in the link with their arrival time and are absorbed when the sender
+// next looks (has_credits), so a credit costs no event unless the sender is
+// blocked waiting for it (wait_for_credits).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/credit_counter.hpp"
+#include "models/core/packet.hpp"
+#include "models/core/ring.hpp"
+#include "models/core/time.hpp"
+#include "models/sc/timed_module.hpp"
+
+namespace fabricsim {
+
+// Item kinds every module understands; module-specific kinds start at 16.
+//   kItemArrive      a = packet, b = receiving port
+//   kItemCredit      a = sending port, b = vc, c = flits: apply these credits
+//   kItemCreditWake  a = sending port: credits the sender waited for are due
+enum : std::uint16_t { kItemArrive = 1, kItemCredit = 2, kItemCreditWake = 3 };
+
+// The measurement window: statistics count what happens in [begin, end).
+struct Window {
+  Ps begin = 0;
+  Ps end = 0;
+  bool contains(Ps t) const { return t >= begin && t < end; }
+  Ps length() const { return end - begin; }
+};
+
+class Link {
+ public:
+  Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window);
+
+  // The transmitter receives kItemCreditWake / kItemCredit with a = port.
+  void bind_tx(TimedModule* module, std::uint32_t port);
+  // The receiver receives kItemArrive(a = packet, b = rx_port) when the head
+  // flit is complete (cut-through receivers) or when the tail is (sinks).
+  void bind_rx(TimedModule* module, std::uint32_t port, bool deliver_at_tail);
+
+  const std::string& name() const { return name_; }
+  Ps flit_ps() const { return flit_ps_; }
+  Ps latency_ps() const { return latency_ps_; }
+  Ps serialization_ps(int flits) const { return static_cast<Ps>(flits) * flit_ps_; }
+  Ps free_at() const { return free_at_; }
+  int vcs() const { return static_cast<int>(credits_.size()); }
+  const CreditCounter& credits(int vc) const { return credits_[static_cast<size_t>(vc)]; }
+  // Absorbs the credits returned by `now`, then: can `flits` of `vc` go?
+  bool has_credits(int vc, int flits, Ps now) {
+    absorb(now);
+    return credits(vc).can_take(flits);
+  }
+  // The sender is blocked on credits: wake it (kItemCreditWake) when the
+  // next returned credit arrives.
+  void wait_for_credits();
+
+  // Starts serialising `p` at `start` (>= free_at()). Takes its credits,
+  // stamps p.t_head with the head's arrival time and queues the arrival.
+  void send(PacketId id, Packet& p, Ps start);
+  // The receiver calls this when the arrival item is handled.
+  void arrived() { --in_flight_; }
+  // The receiver freed `flits` of `vc` at time `when` (>= now).
+  void return_credits(int vc, int flits, Ps when);
+  // The transmitter calls this when a kItemCredit item is handled.
+  void credits_arrived(int vc, int flits);
+  // Applies every credit return that has arrived by `now`.
+  void absorb(Ps now);
+
+  // Credit-stall accounting: the transmitter has a packet ready and the link
+  // free, but not enough credits for it.
+  void set_stalled(Ps t, bool stalled);
+
+  // Statistics over the window.
+  double utilization() const;
+  Ps credit_stall_ps() const;
+  std::uint64_t packets_sent() const { return packets_sent_; }
+  std::uint64_t flits_sent() const { return flits_sent_; }
+  std::uint64_t in_flight() const { return in_flight_; }
+  // Credits of `vc` on their way back to the transmitter.
+  int credits_returning(int vc) const { return returning_[static_cast<size_t>(vc)]; }
+  // Flits sent on `vc` whose credits the receiver has not returned yet.
+  int flits_outstanding(int vc) const { return flits_outstanding_[static_cast<size_t>(vc)]; }
+  // Throws unless, per VC, available + returning + outstanding == pool size.
+  void check_credit_conservation() const;
+  void finish(Ps end);  // closes an open stall interval
+
+ private:
+  std::string name_;
+  Ps flit_ps_;
+  Ps latency_ps_;
+  Window window_;
+  struct Return {
+    Ps t;
+    int vc;
+    int flits;
+  };
+  std::vector<CreditCounter> credits_;
+  Ring<Return> returns_;  // in arrival-time order
+  bool tx_waiting_ = false;
+  std::vector<int> returning_;
+  std::vector<int> flits_outstanding_;
+  TimedModule* tx_ = nullptr;
+  std::uint32_t tx_port_ = 0;
+  TimedModule* rx_ = nullptr;
+  std::uint32_t rx_port_ = 0;
+  int rx_channel_ = -1;
+  bool deliver_at_tail_ = false;
+
+  Ps free_at_ = 0;
+  Ps busy_in_window_ = 0;
+  Ps stall_since_ = kNever;
+  Ps stall_in_window_ = 0;
+  std::uint64_t packets_sent_ = 0;
+  std::uint64_t flits_sent_ = 0;
+  std::uint64_t in_flight_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,132 @@
+#include "models/sc/stats_report.hpp"
+
+#include <cstdlib>
+
+#include "models/core/time.hpp"
+#include "models/sc/fabric.hpp"
+
+namespace fabricsim {
+
+nlohmann::json latency_json(const Histogram& h) {
+  nlohmann::json j;
+  j["count"] = h.count();
+  j["mean"] = h.mean() / 1000.0;
+  j["min"] = ps_to_ns(h.min());
+  j["p50"] = ps_to_ns(h.percentile(50));
+  j["p99"] = ps_to_ns(h.percentile(99));
+  j["p999"] = ps_to_ns(h.percentile(99.9));
+  j["max"] = ps_to_ns(h.max());
+  return j;
+}
+
+nlohmann::json config_json(const Config& c) {
+  nlohmann::json j = nlohmann::json::object();
+  const auto schema = config_schema();
+  for (auto& e : schema.entries()) {
+    const std::string v = e.get(c);
+    switch (e.info.type) {
+      case ParamType::kInt:
+        j[e.info.key] = std::strtoll(v.c_str(), nullptr, 10);
+        break;
+      case ParamType::kReal:
+        j[e.info.key] = std::strtod(v.c_str(), nullptr);
+        break;
+      case ParamType::kBool:
+        j[e.info.key] = v == "true";
+        break;
+      case ParamType::kChoice:
+        j[e.info.key] = v;
+        break;
+    }
+  }
+  return j;
+}
+
+nlohmann::json Fabric::stats() const {
+  using nlohmann::json;
+  const int n = static_cast<int>(cfg_.sw.ports);
+  const Ps flit = flit_time_ps(cfg_.link);
+  const double window_ns = ps_to_ns(window_.length());
+  const double cycles = static_cast<double>(window_.length()) / static_cast<double>(flit);
+  const double L = static_cast<double>(cfg_.traffic.packet_flits);
+
+  json j;
+  j["sim"] = {{"simulated_ns", ps_to_ns(window_.end)},
+              {"warmup_ns", ps_to_ns(window_.begin)},
+              {"window_ns", window_ns},
+              {"events", events()},
+              {"seed", cfg_.sim.seed},
+              {"flit_time_ns", ps_to_ns(flit)},
+              {"cycle_ns", ps_to_ns(switch_cycle_ps(cfg_.sw))},
+              {"window_flit_cycles", cycles}};
+
+  std::uint64_t offered = 0, accepted = 0, packets = 0;
+  double min_acc = 1e300, max_acc = 0;
+  for (auto& e : endpoints_) {
+    offered += e->offered_flits_in_window();
+    accepted += e->accepted_flits_in_window();
+    packets += e->accepted_packets_in_window();
+    const double a = cycles > 0 ? static_cast<double>(e->accepted_flits_in_window()) / cycles : 0;
+    min_acc = std::min(min_acc, a);
+    max_acc = std::max(max_acc, a);
+  }
+  const double denom = cycles * n;
+  const double payload_bytes =
+      static_cast<double>(packets) * (L - 1.0) * static_cast<double>(cfg_.link.flit_bytes);
+  j["throughput"] = {
+      {"offered", denom > 0 ? static_cast<double>(offered) / denom : 0.0},
+      {"accepted", denom > 0 ? static_cast<double>(accepted) / denom : 0.0},
+      {"accepted_min_endpoint", min_acc},
+      {"accepted_max_endpoint", max_acc},
+      {"offered_flits", offered},
+      {"accepted_flits", accepted},
+      {"accepted_packets", packets},
+      {"accepted_payload_GBps_per_endpoint", window_ns > 0 ? payload_bytes / window_ns / n : 0.0},
+      {"accepted_raw_GBps_per_endpoint",
+       window_ns > 0 ? static_cast<double>(accepted) * static_cast<double>(cfg_.link.flit_bytes) /
+                           window_ns / n
+                     : 0.0},
+      {"link_GBps", link_gbps(cfg_.link) / 8.0}};
+  j["latency_ns"] = latency_json(sink_.latency_ps);
+  j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
+  j["conservation"] = {{"generated", cons_.generated},
+                       {"source_queued", cons_.source_queued},
+                       {"injected", cons_.injected},
+                       {"delivered", cons_.delivered},
+                       {"in_flight", cons_.in_flight()},
+                       {"in_flight_on_links", cons_.on_links},
+                       {"in_flight_switch_inputs", cons_.in_switch_inputs},
+                       {"in_flight_switch_outputs", cons_.in_switch_outputs},
+                       {"lost", cons_.lost()}};
+
+  json links = json::object();
+  for (auto& l : links_)
+    links[l->name()] = {{"utilization", l->utilization()},
+                        {"credit_stall_ns", ps_to_ns(l->credit_stall_ps())},
+                        {"packets", l->packets_sent()},
+                        {"flits", l->flits_sent()}};
+  j["links"] = links;
+
+  const Switch& s = *switch_;
+  json per_port_mean = json::array(), per_port_max = json::array();
+  double mean_sum = 0;
+  int max_all = 0;
+  for (int p = 0; p < s.ports(); ++p) {
+    per_port_mean.push_back(s.mean_input_occupancy(p));
+    per_port_max.push_back(s.max_input_occupancy(p));
+    mean_sum += s.mean_input_occupancy(p);
+    max_all = std::max(max_all, s.max_input_occupancy(p));
+  }
+  json sw;
+  sw["input_buffer_occupancy_flits"] = {{"mean", mean_sum / s.ports()},
+                                        {"max", max_all},
+                                        {"capacity", cfg_.sw.input_buffer_flits},
+                                        {"per_port_mean", per_port_mean},
+                                        {"per_port_max", per_port_max}};
+  sw["allocator"] = {{"cycles_total", s.allocation_cycles()}, {"grants_total", s.grants()}};
+  j["switches"] = {{std::string(name()) + ".sw0", sw}};
+  j["config"] = config_json(cfg_);
+  return j;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,366 @@
+#include "models/sc/switch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/errors.hpp"
+
+namespace fabricsim {
+
+Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
+               PacketPool& pool, Window window)
+    : TimedModule(name, scheduler),
+      ports_(static_cast<int>(cfg.sw.ports)),
+      vcs_(static_cast<int>(cfg.sw.vcs)),
+      queueing_(cfg.sw.queueing),
+      in_capacity_per_vc_(static_cast<int>(cfg.sw.input_buffer_flits / cfg.sw.vcs)),
+      flit_ps_(flit_time_ps(cfg.link)),
+      cycle_ps_(switch_cycle_ps(cfg.sw)),
+      pipeline_ps_(static_cast<Ps>(cfg.sw.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
+      speedup_(cfg.sw.speedup),
+      pool_(pool),
+      window_(window),
+      inputs_(static_cast<size_t>(ports_)),
+      outputs_(static_cast<size_t>(ports_)),
+      allocator_(make_allocator(cfg.sw.allocator, ports_, ports_,
+                                static_cast<int>(cfg.sw.iterations),
+                                static_cast<std::uint64_t>(cfg.sim.seed))),
+      requests_(ports_, ports_),
+      match_(ports_, ports_),
+      active_(ports_),
+      out_free_(ports_),
+      scratch_(ports_) {
+  const size_t queues_per_input =
+      static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * ports_ : vcs_);
+  for (auto& in : inputs_) {
+    in.queues.resize(queues_per_input);
+    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(ports_));
+    in.occupancy.assign(static_cast<size_t>(vcs_), 0);
+  }
+  for (auto& out : outputs_) {
+    out.queues.resize(static_cast<size_t>(vcs_));
+    out.space.assign(static_cast<size_t>(vcs_), static_cast<int>(cfg.sw.output_buffer_flits));
+  }
+  // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
+  xfer_ps_.resize(static_cast<size_t>(cfg.traffic.packet_flits) + 1);
+  for (size_t l = 0; l < xfer_ps_.size(); ++l)
+    xfer_ps_[l] = static_cast<Ps>(std::ceil(static_cast<double>(l * flit_ps_) / speedup_));
+}
+
+void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
+void Switch::connect_output(int port, Link* out) {
+  outputs_[static_cast<size_t>(port)].link = out;
+}
+
+void Switch::handle(const Item& item) {
+  switch (item.kind) {
+    case kItemArrive:
+      arrive(item.a, static_cast<int>(item.b));
+      break;
+    case kItemCredit:
+      outputs_[item.a].link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      out_try(static_cast<int>(item.a));
+      break;
+    case kItemCreditWake:
+      out_try(static_cast<int>(item.a));
+      break;
+    case kItemTick:
+      if (item.time == tick_at_) {
+        tick_at_ = kNever;
+        alloc_due_ = true;
+      }
+      break;
+    case kItemOutTry: {
+      Output& o = outputs_[item.a];
+      if (item.time == o.try_at) o.try_at = kNever;
+      out_try(static_cast<int>(item.a));
+      break;
+    }
+    default:
+      throw InvariantError("switch: unknown item kind " + std::to_string(item.kind));
+  }
+}
+
+void Switch::after_items() {
+  if (alloc_due_) {
+    alloc_due_ = false;
+    allocate(now());
+  }
+}
+
+void Switch::apply_departures(Input& in, Ps t) {
+  while (!in.departures.empty() && in.departures.front().t <= t) {
+    const Departure& d = in.departures.front();
+    in.occupancy[d.vc] -= d.flits;
+    in.total_occ -= d.flits;
+    in.departures.pop_front();
+  }
+}
+
+int Switch::input_occupancy(int port, int vc, Ps t) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  apply_departures(in, t);
+  return in.occupancy[static_cast<size_t>(vc)];
+}
+
+std::int64_t Switch::queued_input_flits(int port) const {
+  std::int64_t n = 0;
+  for (const PacketQueue& q : inputs_[static_cast<size_t>(port)].queues)
+    for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
+      n += pool_.get(id).flits;
+  return n;
+}
+
+double Switch::mean_input_occupancy(int port) const {
+  return window_.length() ? inputs_[static_cast<size_t>(port)].occ_integral /
+                                static_cast<double>(window_.length())
+                          : 0.0;
+}
+
+// The packet's flits occupy the input buffer from t_in (head arrival; the
+// whole packet is counted from then, conservatively) to t_out (tail gone).
+void Switch::leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out) {
+  in.departures.push_back(
+      Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
+  in.occ_integral +=
+      static_cast<double>(flits) * static_cast<double>(overlap(t_in, t_out, window_.begin, window_.end));
+  in.link->return_credits(vc, flits, t_out);
+}
+
+void Switch::arrive(PacketId id, int port) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  in.link->arrived();
+  Packet& p = pool_.get(id);
+  const Ps t = now();
+  if (p.dst < 0 || p.dst >= ports_)
+    throw InvariantError("packet " + std::to_string(p.serial) + " has no route: destination " +
+                         std::to_string(p.dst));
+  apply_departures(in, t);
+  int& occ = in.occupancy[p.vc];
+  if (occ + p.flits > in_capacity_per_vc_)
+    throw InvariantError(in.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
+                         " (" + std::to_string(occ) + " + " + std::to_string(p.flits) + " > " +
+                         std::to_string(in_capacity_per_vc_) + " flits): credits were not honoured");
+  occ += p.flits;
+  in.total_occ += p.flits;
+  if (window_.contains(t)) in.max_occ = std::max(in.max_occ, in.total_occ);
+
+  if (queueing_ == Queueing::kOutput) {
+    const Ps tail = t + static_cast<Ps>(p.flits - 1) * flit_ps_;
+    leave_input(in, p.vc, p.flits, t, tail);
+    enqueue_output(p.dst, id, edge_at_or_after(t, cycle_ps_) + pipeline_ps_);
+    return;
+  }
+  if (queueing_ == Queueing::kFifo) {
+    in.queues[p.vc].push(pool_, id);
+  } else {
+    voq(in, p.vc, p.dst).push(pool_, id);
+    in.nonempty[p.vc].set(p.dst);
+  }
+  ++in.pending;
+  ++pending_total_;
+  active_.set(port);
+  request_tick(t);
+}
+
+void Switch::request_tick(Ps t) {
+  Ps e = edge_at_or_after(t, cycle_ps_);
+  if (last_alloc_ != kNever && e <= last_alloc_) e = last_alloc_ + cycle_ps_;
+  if (tick_at_ != kNever && tick_at_ <= e) return;
+  tick_at_ = e;
+  schedule(e, kItemTick);
+}
+
+void Switch::allocate(Ps e) {
+  last_alloc_ = e;
+  ++alloc_cycles_;
+  out_free_.clear();
+  for (int o = 0; o < ports_; ++o) {
+    Output& out = outputs_[static_cast<size_t>(o)];
+    if (out.busy_until <= e) out_free_.set(o);
+    if (!out.sending.empty()) release_space(out, e);
+  }
+
+  // Build the request matrix; remember the earliest time a blocked request
+  // could change (a busy port frees). Requests blocked by a full output
+  // buffer are woken by out_try when it frees space.
+  Ps wake = kNever;
+  requests_.clear();
+  active_.for_each([&](int i) {
+    Input& in = inputs_[static_cast<size_t>(i)];
+    if (in.busy_until > e) {
+      wake = std::min(wake, in.busy_until);
+      return;
+    }
+    PortSet& row = requests_.rows[static_cast<size_t>(i)];
+    for (int v = 0; v < vcs_; ++v) {
+      auto consider = [&](int o, PacketId head) {
+        Output& out = outputs_[static_cast<size_t>(o)];
+        if (!out_free_.test(o)) {
+          wake = std::min(wake, out.busy_until);
+        } else if (head_fits(out, v, head)) {
+          row.set(o);
+        } else if (!out.space_waiter) {
+          // Blocked on output-buffer space: wake when the next tail leaves.
+          out.space_waiter = true;
+          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
+        }
+      };
+      if (queueing_ == Queueing::kFifo) {
+        const PacketQueue& q = in.queues[static_cast<size_t>(v)];
+        if (!q.empty()) consider(pool_.get(q.front()).dst, q.front());
+      } else {
+        in.nonempty[static_cast<size_t>(v)].for_each(
+            [&](int o) { consider(o, voq(in, v, o).front()); });
+      }
+    }
+  });
+
+  allocator_->allocate(requests_, match_);
+
+  // Grant every match, then decide when to look again: next edge if a
+  // requesting input and a requested output both stayed free (another
+  // iteration-limited allocation may match them), else when a port frees.
+  scratch_.clear();
+  for (int o = 0; o < ports_; ++o)
+    if (match_.in_of_out[static_cast<size_t>(o)] >= 0) scratch_.set(o);
+  Ps first_free = kNever;
+  active_.for_each([&](int i) {
+    const int o = match_.out_of_in[static_cast<size_t>(i)];
+    if (o < 0) return;
+    grant(i, o, e);
+    first_free = std::min(first_free, outputs_[static_cast<size_t>(o)].busy_until);
+  });
+  bool retry_next_edge = false;
+  active_.for_each([&](int i) {
+    if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
+    const PortSet& row = requests_.rows[static_cast<size_t>(i)];
+    if (row.has_bits_outside(scratch_))
+      retry_next_edge = true;
+    else if (row.any())
+      wake = std::min(wake, first_free);
+  });
+  if (pending_total_ == 0) return;
+  if (retry_next_edge) wake = e + cycle_ps_;
+  if (wake != kNever) request_tick(std::max(wake, e + 1));
+}
+
+void Switch::grant(int i, int o, Ps e) {
+  Input& in = inputs_[static_cast<size_t>(i)];
+  Output& out = outputs_[static_cast<size_t>(o)];
+  // Among this input's VCs with an eligible packet for `o`, round-robin.
+  int vc = -1;
+  for (int k = 0; k < vcs_ && vc < 0; ++k) {
+    const int v = (in.vc_ptr + k) % vcs_;
+    PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
+                                                   : voq(in, v, o);
+    if (!q.empty() && pool_.get(q.front()).dst == o && head_fits(out, v, q.front())) vc = v;
+  }
+  if (vc < 0) throw InvariantError("allocator granted a pair without an eligible packet");
+  in.vc_ptr = (vc + 1) % vcs_;
+  PacketQueue& q =
+      queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
+  const PacketId id = q.pop(pool_);
+  if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
+  Packet& p = pool_.get(id);
+  const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * flit_ps_;
+  const Ps b = std::max(e + xfer_ps_[p.flits], tail_in);
+  in.busy_until = b;
+  out.busy_until = b;
+  leave_input(in, vc, p.flits, p.t_head, b);
+  out.space[static_cast<size_t>(vc)] -= p.flits;
+  --in.pending;
+  --pending_total_;
+  if (in.pending == 0) active_.reset(i);
+  ++grants_;
+  enqueue_output(o, id, e + pipeline_ps_);
+}
+
+bool Switch::queues_empty(const Output& out) const {
+  for (const PacketQueue& q : out.queues)
+    if (!q.empty()) return false;
+  return true;
+}
+
+void Switch::release_space(Output& out, Ps t) {
+  bool released = false;
+  while (!out.sending.empty() && out.sending.front().tail_gone <= t) {
+    out.space[static_cast<size_t>(out.sending.front().vc)] += out.sending.front().flits;
+    out.sending.pop_front();
+    released = true;
+  }
+  if (released && out.space_waiter) {
+    out.space_waiter = false;
+    if (pending_total_ > 0) request_tick(t);
+  }
+}
+
+void Switch::enqueue_output(int o, PacketId id, Ps ready) {
+  Output& out = outputs_[static_cast<size_t>(o)];
+  Packet& p = pool_.get(id);
+  p.t_ready = ready;
+  if (queues_empty(out) && out.link->free_at() <= ready &&
+      out.link->has_credits(p.vc, p.flits, now())) {
+    out.link->set_stalled(now(), false);
+    transmit(o, id, ready);
+    return;
+  }
+  out.queues[p.vc].push(pool_, id);
+  ++out_queued_total_;
+  schedule_out_try(o, std::max(ready, out.link->free_at()));
+}
+
+void Switch::transmit(int o, PacketId id, Ps start) {
+  Output& out = outputs_[static_cast<size_t>(o)];
+  Packet& p = pool_.get(id);
+  out.link->send(id, p, start);
+  const Ps gone = out.link->free_at();
+  if (queueing_ != Queueing::kOutput) out.sending.push_back(Sending{gone, p.vc, p.flits});
+  // Wake when the tail has gone only if someone needs that moment: the next
+  // queued packet, or an allocation waiting for this buffer space.
+  if (!queues_empty(out) || out.space_waiter) schedule_out_try(o, gone);
+}
+
+void Switch::schedule_out_try(int o, Ps t) {
+  Output& out = outputs_[static_cast<size_t>(o)];
+  if (out.try_at != kNever && out.try_at <= t) return;
+  out.try_at = t;
+  schedule(t, kItemOutTry, static_cast<std::uint32_t>(o));
+}
+
+void Switch::out_try(int o) {
+  Output& out = outputs_[static_cast<size_t>(o)];
+  const Ps t = now();
+  if (queueing_ != Queueing::kOutput) release_space(out, t);
+  if (out.link->free_at() > t) {
+    if (!queues_empty(out)) schedule_out_try(o, out.link->free_at());
+    return;
+  }
+  bool waiting_credit = false;
+  Ps next_ready = kNever;
+  for (int k = 0; k < vcs_; ++k) {
+    const int v = (out.vc_ptr + k) % vcs_;
+    PacketQueue& q = out.queues[static_cast<size_t>(v)];
+    if (q.empty()) continue;
+    Packet& h = pool_.get(q.front());
+    if (h.t_ready > t) {
+      next_ready = std::min(next_ready, h.t_ready);
+      continue;
+    }
+    if (!out.link->has_credits(v, h.flits, t)) {
+      waiting_credit = true;
+      continue;
+    }
+    const PacketId id = q.pop(pool_);
+    --out_queued_total_;
+    out.link->set_stalled(t, false);
+    out.vc_ptr = (v + 1) % vcs_;
+    transmit(o, id, t);
+    return;
+  }
+  out.link->set_stalled(t, waiting_credit);
+  if (waiting_credit) out.link->wait_for_credits();
+  if (next_ready != kNever) schedule_out_try(o, next_ready);
+}
+
+}  // namespace fabricsim

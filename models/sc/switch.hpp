@@ -1,0 +1,155 @@
+// An N-port input-queued switch with virtual cut-through, a separable
+// allocator, a crossbar with speedup, and output buffers feeding the links.
+//
+// How a packet moves (timing; see docs/models/switch.md):
+//  1. Its head flit is complete at the input at t_head (link model). It is
+//     queued in the input buffer of its VC: one FIFO per VC (queueing=fifo,
+//     only heads may request: head-of-line blocking) or one queue per VC and
+//     output (queueing=voq).
+//  2. Allocation runs on switch clock edges, only while some input holds a
+//     packet. A packet may request at the first edge e >= t_head if its input
+//     and output crossbar ports are free and the output buffer of its VC has
+//     room for the whole packet (cut-through). The allocator matches inputs to
+//     outputs; a matched pair is held for the whole packet (packet-mode).
+//  3. The crossbar moves the packet at speedup x link rate: both ports are
+//     busy until b = max(e + L*flit/speedup, tail arrival). The input buffer
+//     frees the packet's flits at b; its credits leave upstream then.
+//  4. The head reaches the output buffer at e + pipeline_cycles * cycle. The
+//     output link sends it when free and when the downstream VC has credits
+//     for all L flits (round-robin among VCs); the output buffer space is
+//     released when the tail has left. When the output is idle and credits
+//     are there at grant time, the send is booked then for the ready time
+//     (same timing, one event less).
+// queueing=output is the ideal output-queued switch: each packet goes to its
+// output queue (unbounded) at the first edge after its head arrives, plus the
+// pipeline; its input flits are freed as its tail arrives.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/core/allocator.hpp"
+#include "models/core/config.hpp"
+#include "models/core/packet.hpp"
+#include "models/core/port_set.hpp"
+#include "models/core/ring.hpp"
+#include "models/sc/link.hpp"
+#include "models/sc/timed_module.hpp"
+
+namespace fabricsim {
+
+class Switch : public TimedModule {
+ public:
+  Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
+         PacketPool& pool, Window window);
+
+  void connect_input(int port, Link* in);    // upstream -> this input port
+  void connect_output(int port, Link* out);  // this output port -> downstream
+
+  int ports() const { return ports_; }
+  // Packets inside the switch (input buffers and output buffers).
+  std::uint64_t packets_in_inputs() const { return pending_total_; }
+  std::uint64_t packets_in_outputs() const { return out_queued_total_; }
+  // Flits of packets at input `port` that have not been granted yet.
+  std::int64_t queued_input_flits(int port) const;
+  // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
+  int input_occupancy(int port, int vc, Ps t);
+
+  // Window statistics.
+  double mean_input_occupancy(int port) const;  // flits, time-averaged
+  int max_input_occupancy(int port) const { return inputs_[static_cast<size_t>(port)].max_occ; }
+  std::uint64_t allocation_cycles() const { return alloc_cycles_; }
+  std::uint64_t grants() const { return grants_; }
+
+ protected:
+  void handle(const Item& item) override;
+  void after_items() override;
+
+ private:
+  enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17 };
+
+  struct Departure {
+    Ps t;
+    std::uint16_t vc;
+    std::uint16_t flits;
+  };
+  struct Input {
+    Link* link = nullptr;
+    Ps busy_until = 0;
+    std::uint32_t pending = 0;            // packets waiting for allocation
+    std::vector<PacketQueue> queues;      // fifo: [vc]; voq: [vc * ports + out]
+    std::vector<PortSet> nonempty;        // voq: [vc] outputs with a packet queued
+    std::vector<int> occupancy;           // [vc] flits held, departures applied
+    std::deque<Departure> departures;     // future frees, in time order
+    int total_occ = 0;
+    int max_occ = 0;
+    double occ_integral = 0;              // flit*ps inside the window
+    int vc_ptr = 0;
+  };
+  struct Sending {
+    Ps tail_gone;  // the tail has left: the output-buffer space is free again
+    int vc;
+    int flits;
+  };
+  struct Output {
+    Link* link = nullptr;
+    Ps busy_until = 0;                    // crossbar output port
+    std::vector<PacketQueue> queues;      // [vc] waiting for the link
+    std::vector<int> space;               // [vc] free output-buffer flits
+    Ring<Sending> sending;                // on the link, space not yet released
+    bool space_waiter = false;            // an allocation is blocked on space here
+    int vc_ptr = 0;
+    Ps try_at = kNever;
+  };
+
+  void arrive(PacketId id, int port);
+  void apply_departures(Input& in, Ps t);
+  void leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out);
+  void enqueue_output(int out, PacketId id, Ps ready);
+  void transmit(int out, PacketId id, Ps start);
+  void release_space(Output& out, Ps t);
+  bool queues_empty(const Output& out) const;
+  void schedule_out_try(int out, Ps t);
+  void out_try(int out);
+  void request_tick(Ps t);
+  void allocate(Ps edge);
+  void grant(int in, int out, Ps edge);
+  PacketQueue& voq(Input& in, int vc, int out) {
+    return in.queues[static_cast<size_t>(vc * ports_ + out)];
+  }
+  bool head_fits(const Output& o, int vc, PacketId id) const {
+    return o.space[static_cast<size_t>(vc)] >= pool_.get(id).flits;
+  }
+
+  const int ports_;
+  const int vcs_;
+  const Queueing queueing_;
+  const int in_capacity_per_vc_;
+  const Ps flit_ps_;
+  const Ps cycle_ps_;
+  const Ps pipeline_ps_;
+  const double speedup_;
+  PacketPool& pool_;
+  Window window_;
+
+  std::vector<Input> inputs_;
+  std::vector<Output> outputs_;
+  std::unique_ptr<Allocator> allocator_;
+  RequestMatrix requests_;
+  Matching match_;
+  PortSet active_;    // inputs with pending packets
+  PortSet out_free_;  // scratch: outputs whose crossbar port is free this edge
+  PortSet scratch_;
+  std::vector<Ps> xfer_ps_;  // crossbar transfer time by packet length
+
+  std::uint64_t pending_total_ = 0;
+  std::uint64_t out_queued_total_ = 0;
+  Ps tick_at_ = kNever;
+  Ps last_alloc_ = kNever;
+  bool alloc_due_ = false;
+  std::uint64_t alloc_cycles_ = 0;
+  std::uint64_t grants_ = 0;
+};
+
+}  // namespace fabricsim

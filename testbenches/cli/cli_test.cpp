@@ -1,0 +1,151 @@
+// The command line as a user runs it: exit codes, messages, determinism of
+// stats.json, and the generated parameter page.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kBin = FABRICSIM_BINARY_DIR "/fabricsim";
+const std::string kSrc = FABRICSIM_SOURCE_DIR;
+
+struct Result {
+  int status;
+  std::string output;  // stdout + stderr
+};
+
+Result sh(const std::string& args) {
+  const std::string cmd = kBin + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string temp_dir(const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() /
+                     ("fabricsim_cli_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d.string();
+}
+
+nlohmann::json load(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// Everything that depends on the host rather than the model.
+nlohmann::json without_host(nlohmann::json j) {
+  j.erase("host");
+  j["sim"].erase("host_seconds");
+  return j;
+}
+
+const std::string kSmall =
+    kSrc + "/configs/switch64.yaml --set switch.ports=16 sim.warmup_ns=500 "
+           "sim.duration_ns=3000 traffic.load=0.8 --quiet";
+
+TEST(Cli, RunWritesStatsWithTheDocumentedKeys) {
+  const std::string out = temp_dir("keys");
+  const Result r = sh("run " + kSmall + " --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto s = load(out + "/stats.json");
+  for (const char* k : {"simulated_ns", "host_seconds", "events"})
+    EXPECT_TRUE(s["sim"].contains(k)) << k;
+  for (const char* k : {"offered", "accepted", "accepted_payload_GBps_per_endpoint"})
+    EXPECT_TRUE(s["throughput"].contains(k)) << k;
+  for (const char* k : {"mean", "p50", "p99", "p999", "max"})
+    EXPECT_TRUE(s["latency_ns"].contains(k)) << k;
+  for (const char* k : {"injected", "delivered", "in_flight", "lost"})
+    EXPECT_TRUE(s["conservation"].contains(k)) << k;
+  EXPECT_EQ(s["conservation"]["lost"].get<int>(), 0);
+  EXPECT_TRUE(s["links"]["fabric.ep0.tx"].contains("utilization"));
+  EXPECT_TRUE(s["links"]["fabric.ep0.tx"].contains("credit_stall_ns"));
+  EXPECT_TRUE(s["switches"]["fabric.sw0"]["input_buffer_occupancy_flits"].contains("mean"));
+  EXPECT_EQ(s["config"]["switch.ports"].get<int>(), 16);
+  EXPECT_GT(s["sim"]["events"].get<std::uint64_t>(), 0u);
+  fs::remove_all(out);
+}
+
+TEST(Cli, SameSeedSameStatsBitForBit) {
+  const std::string a = temp_dir("det_a"), b = temp_dir("det_b"), c = temp_dir("det_c");
+  ASSERT_EQ(sh("run " + kSmall + " --seed 7 --out " + a).status, 0);
+  ASSERT_EQ(sh("run " + kSmall + " --seed 7 --out " + b).status, 0);
+  ASSERT_EQ(sh("run " + kSmall + " --seed 8 --out " + c).status, 0);
+  const auto ja = without_host(load(a + "/stats.json"));
+  const auto jb = without_host(load(b + "/stats.json"));
+  const auto jc = without_host(load(c + "/stats.json"));
+  EXPECT_EQ(ja.dump(), jb.dump());
+  EXPECT_NE(ja["latency_ns"].dump(), jc["latency_ns"].dump());
+  for (auto& d : {a, b, c}) fs::remove_all(d);
+}
+
+TEST(Cli, UnknownKeyExitsWithStatus2AndSimulatesNothing) {
+  const std::string out = temp_dir("bad");
+  const Result r = sh("run " + kSmall + " --set switch.port=8 --out " + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("unknown config key 'switch.port'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'switch.ports'"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out + "/stats.json"));
+}
+
+TEST(Cli, BadValuesExitWithStatus2AndNameKeyValueAllowed) {
+  Result r = sh("run " + kSmall + " --set traffic.load=2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("'traffic.load': value '2' is out of range; allowed: number in [0, 1]"),
+            std::string::npos)
+      << r.output;
+  r = sh("run " + kSmall + " --set switch.allocator=wavefront");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("allowed: islip | pim | rr"), std::string::npos) << r.output;
+  r = sh("run /nonexistent.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("cannot read config file"), std::string::npos) << r.output;
+  r = sh("run");
+  EXPECT_EQ(r.status, 2);
+  r = sh("frobnicate");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST(Cli, ParamsListsEveryKeyWithTypeUnitDefaultRange) {
+  const Result r = sh("params");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("link.lane_gbps\n    type real, unit Gb/s, default 100, allowed number in (0, 10000]"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(Cli, DocsConfigPageIsGeneratedFromTheCode) {
+  const Result r = sh("params --markdown");
+  ASSERT_EQ(r.status, 0);
+  std::ifstream f(kSrc + "/docs/config.md");
+  std::stringstream doc;
+  doc << f.rdbuf();
+  EXPECT_EQ(r.output, doc.str())
+      << "docs/config.md is stale: regenerate it with 'build/fabricsim params --markdown > "
+         "docs/config.md'";
+}
+
+TEST(Cli, ShippedConfigsAreValid) {
+  for (const auto& e : fs::directory_iterator(kSrc + "/configs")) {
+    if (e.path().extension() != ".yaml") continue;
+    const Result r = sh("run " + e.path().string() +
+                        " --set sim.warmup_ns=10 sim.duration_ns=50 --quiet --out " +
+                        temp_dir("cfgs"));
+    EXPECT_EQ(r.status, 0) << e.path() << "\n" << r.output;
+  }
+}
+
+}  // namespace

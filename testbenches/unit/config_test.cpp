@@ -1,0 +1,178 @@
+// Configuration: typed parsing, errors that name key/value/allowed, YAML
+// flattening, cross-parameter validation, and the generated docs.
+#include "models/core/config.hpp"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace fabricsim {
+namespace {
+
+// Runs f and returns the ConfigError message (fails the test if none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return "";
+}
+
+std::string write_temp(const std::string& text) {
+  char name[] = "/tmp/fabricsim_cfg_XXXXXX";
+  const int fd = mkstemp(name);
+  EXPECT_GE(fd, 0);
+  std::FILE* f = fdopen(fd, "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return name;
+}
+
+TEST(Config, DefaultsAreValidAndMatchTheStruct) {
+  const Config c = load_config("", {});
+  EXPECT_EQ(c.link.lanes, 2);
+  EXPECT_EQ(c.sw.ports, 64);
+  EXPECT_EQ(c.sw.queueing, Queueing::kVoq);
+  EXPECT_EQ(flit_time_ps(c.link), 640u);  // 16 B at 2 x 100 Gb/s
+  EXPECT_EQ(switch_cycle_ps(c.sw), 640u);
+}
+
+TEST(Config, OverridesAreTypedAndApplyInOrder) {
+  const Config c = load_config("", {"link.lanes=4", "switch.queueing=fifo", "traffic.load=0.25",
+                                    "traffic.allow_self=false", "link.lanes=8"});
+  EXPECT_EQ(c.link.lanes, 8);
+  EXPECT_EQ(c.sw.queueing, Queueing::kFifo);
+  EXPECT_DOUBLE_EQ(c.traffic.load, 0.25);
+  EXPECT_FALSE(c.traffic.allow_self);
+}
+
+TEST(Config, UnknownKeyNamesTheKeyAndSuggestsTheClosest) {
+  const std::string m = error_of([] { load_config("", {"link.lane=4"}); });
+  EXPECT_NE(m.find("unknown config key 'link.lane'"), std::string::npos) << m;
+  EXPECT_NE(m.find("did you mean 'link.lanes'"), std::string::npos) << m;
+}
+
+TEST(Config, WrongTypeNamesKeyValueAndAllowed) {
+  std::string m = error_of([] { load_config("", {"link.lanes=two"}); });
+  EXPECT_NE(m.find("'link.lanes'"), std::string::npos) << m;
+  EXPECT_NE(m.find("'two'"), std::string::npos) << m;
+  EXPECT_NE(m.find("not an integer"), std::string::npos) << m;
+  EXPECT_NE(m.find("integer in [1, 64]"), std::string::npos) << m;
+
+  m = error_of([] { load_config("", {"link.lanes=2.5"}); });
+  EXPECT_NE(m.find("not an integer"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.load=high"}); });
+  EXPECT_NE(m.find("not a finite number"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.allow_self=maybe"}); });
+  EXPECT_NE(m.find("true or false"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"switch.queueing=voqs"}); });
+  EXPECT_NE(m.find("fifo | voq | output"), std::string::npos) << m;
+}
+
+TEST(Config, OutOfRangeNamesTheRange) {
+  std::string m = error_of([] { load_config("", {"traffic.load=1.5"}); });
+  EXPECT_NE(m.find("'traffic.load': value '1.5' is out of range"), std::string::npos) << m;
+  EXPECT_NE(m.find("[0, 1]"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.packet_flits=19"}); });
+  EXPECT_NE(m.find("integer in [1, 18]"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"link.latency_ns=0"}); });
+  EXPECT_NE(m.find("(0, 1000000]"), std::string::npos) << m;  // exclusive lower bound
+  m = error_of([] { load_config("", {"link.lane_gbps=nan"}); });
+  EXPECT_NE(m.find("not a finite number"), std::string::npos) << m;
+}
+
+TEST(Config, MalformedOverride) {
+  const std::string m = error_of([] { load_config("", {"link.lanes"}); });
+  EXPECT_NE(m.find("key=value"), std::string::npos) << m;
+}
+
+TEST(Config, YamlNestedAndDottedKeys) {
+  const std::string path = write_temp(
+      "link:\n  lanes: 4\n  latency_ns: 20\nswitch.ports: 16\ntraffic:\n  pattern: hotspot\n");
+  const Config c = load_config(path, {"switch.ports=8"});
+  EXPECT_EQ(c.link.lanes, 4);
+  EXPECT_DOUBLE_EQ(c.link.latency_ns, 20);
+  EXPECT_EQ(c.sw.ports, 8);  // --set wins over the file
+  EXPECT_EQ(c.traffic.pattern, Pattern::kHotspot);
+  std::remove(path.c_str());
+}
+
+TEST(Config, YamlErrorsNameTheFileAndKey) {
+  std::string path = write_temp("link:\n  lanes: [1, 2]\n");
+  std::string m = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(m.find(path), std::string::npos) << m;
+  EXPECT_NE(m.find("'link.lanes' is a list"), std::string::npos) << m;
+  std::remove(path.c_str());
+
+  path = write_temp("link:\n  lanes: 2\n  lanse: 3\n");
+  m = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(m.find("unknown config key 'link.lanse'"), std::string::npos) << m;
+  std::remove(path.c_str());
+
+  path = write_temp("link: {lanes: 2\n");
+  m = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(m.find("YAML syntax error at line"), std::string::npos) << m;
+  std::remove(path.c_str());
+
+  m = error_of([] { load_config("/nonexistent/x.yaml", {}); });
+  EXPECT_NE(m.find("cannot read config file '/nonexistent/x.yaml'"), std::string::npos) << m;
+}
+
+TEST(Config, CrossParameterChecksNameEveryKey) {
+  std::string m = error_of(
+      [] { load_config("", {"switch.input_buffer_flits=16", "switch.vcs=2", "traffic.packet_flits=9"}); });
+  EXPECT_NE(m.find("switch.input_buffer_flits=16"), std::string::npos) << m;
+  EXPECT_NE(m.find("switch.vcs=2"), std::string::npos) << m;
+  EXPECT_NE(m.find("traffic.packet_flits=9"), std::string::npos) << m;
+
+  m = error_of([] { load_config("", {"switch.output_buffer_flits=4"}); });
+  EXPECT_NE(m.find("switch.output_buffer_flits=4"), std::string::npos) << m;
+  // An ideal output-queued switch has no finite output buffer to check.
+  EXPECT_NO_THROW(load_config("", {"switch.output_buffer_flits=4", "switch.queueing=output"}));
+
+  m = error_of([] { load_config("", {"traffic.hotspot_port=64"}); });
+  EXPECT_NE(m.find("traffic.hotspot_port=64"), std::string::npos) << m;
+  EXPECT_NE(m.find("switch.ports=64"), std::string::npos) << m;
+
+  m = error_of([] { load_config("", {"traffic.pattern=transpose", "switch.ports=32"}); });
+  EXPECT_NE(m.find("perfect square"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.pattern=bitreverse", "switch.ports=48"}); });
+  EXPECT_NE(m.find("power of two"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"endpoint.rx_buffer_flits=8"}); });
+  EXPECT_NE(m.find("endpoint.rx_buffer_flits=8"), std::string::npos) << m;
+}
+
+TEST(Config, EveryParameterHasUnitOrIsDimensionlessAndADescription) {
+  const auto schema = config_schema();
+  const Config defaults;
+  for (const auto& e : schema.entries()) {
+    EXPECT_FALSE(e.info.description.empty()) << e.info.key;
+    // The default must itself be accepted by the parser.
+    Config c;
+    EXPECT_NO_THROW(schema.set(c, e.info.key, e.get(defaults))) << e.info.key;
+  }
+}
+
+TEST(Config, ValuesRoundTripThroughTheSchema) {
+  const Config c = load_config("", {"link.latency_ns=12.345", "switch.allocator=pim"});
+  Config d;
+  const auto schema = config_schema();
+  for (auto& kv : config_values(c)) schema.set(d, kv.first, kv.second);
+  EXPECT_EQ(config_values(c), config_values(d));
+}
+
+TEST(Config, MarkdownListsEveryKey) {
+  const std::string md = params_markdown();
+  const auto schema = config_schema();
+  for (const auto& e : schema.entries())
+    EXPECT_NE(md.find("`" + e.info.key + "`"), std::string::npos) << e.info.key;
+}
+
+}  // namespace
+}  // namespace fabricsim
