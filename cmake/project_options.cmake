@@ -13,8 +13,6 @@ endif()
 # fabricsim_target_options(<target>): warnings (as errors) for our code.
 function(fabricsim_target_options target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
-                                           # GCC 12 false positives inside yaml-cpp headers
-                                           -Wno-dangling-pointer
                                            -Wnon-virtual-dtor -Woverloaded-virtual)
   if(FABRICSIM_WERROR)
     target_compile_options(${target} PRIVATE -Werror)

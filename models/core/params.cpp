@@ -103,7 +103,7 @@ void flatten(const YAML::Node& n, const std::string& prefix, const std::string& 
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string key = prefix.empty() ? it->first.as<std::string>()
                                            : prefix + "." + it->first.as<std::string>();
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // by value: the iterator yields a proxy
     if (v.IsMap()) {
       flatten(v, key, origin, out);
     } else if (v.IsScalar()) {
