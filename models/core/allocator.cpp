@@ -3,6 +3,8 @@
 // path never touches the heap: the switch calls it every allocation cycle.
 #include "models/core/allocator.hpp"
 
+#include "models/core/bit_matrix.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -42,12 +44,21 @@ class IterativeAllocator : public Allocator {
     m.reset();
     free_in_.fill();
     active_.clear();
-    for (auto& c : cols_) c.clear();
-    for (int i = 0; i < inputs_; ++i) {
-      const PortSet& row = req.rows[static_cast<size_t>(i)];
+    int bits = 0;
+    for (const PortSet& row : req.rows) {
       active_ |= row;  // word-wide, instead of one bit per request
-      row.for_each([&](int o) { cols_[static_cast<size_t>(o)].set(i); });
+      bits += row.count();
     }
+    // Dense matrices (a loaded VOQ switch) transpose 64 x 64 blocks with word
+    // operations; sparse ones set one bit per request.
+    if (bits > 2 * inputs_) {
+      transpose(req.rows, cols_);
+      return;
+    }
+    for (auto& c : cols_) c.clear();
+    for (int i = 0; i < inputs_; ++i)
+      req.rows[static_cast<size_t>(i)].for_each(
+          [&](int o) { cols_[static_cast<size_t>(o)].set(i); });
   }
 
   // Grant phase: `pick(o, requesters)` chooses one input among the free

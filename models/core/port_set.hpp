@@ -62,6 +62,25 @@ class PortSet {
       if (words_[k] & o.words_[k]) return true;
     return false;
   }
+  // this = a & b (all three the same size).
+  void assign_and(const PortSet& a, const PortSet& b) {
+    for (std::size_t k = 0; k < words_.size(); ++k) words_[k] = a.words_[k] & b.words_[k];
+  }
+  // this |= a & b
+  void or_and(const PortSet& a, const PortSet& b) {
+    for (std::size_t k = 0; k < words_.size(); ++k) words_[k] |= a.words_[k] & b.words_[k];
+  }
+  // this = a & ~b
+  void assign_andnot(const PortSet& a, const PortSet& b) {
+    for (std::size_t k = 0; k < words_.size(); ++k) words_[k] = a.words_[k] & ~b.words_[k];
+  }
+
+  // Raw 64-bit words (bit i of word k is index 64k + i), for bit-parallel
+  // algorithms such as the matrix transpose of the allocators.
+  std::size_t word_count() const { return words_.size(); }
+  std::uint64_t word(std::size_t k) const { return words_[k]; }
+  void set_word(std::size_t k, std::uint64_t w) { words_[k] = w; }
+
   // Some index is in this set but not in `o`.
   bool has_bits_outside(const PortSet& o) const {
     for (std::size_t k = 0; k < words_.size(); ++k)

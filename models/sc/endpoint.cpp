@@ -1,5 +1,7 @@
 #include "models/sc/endpoint.hpp"
 
+#include <algorithm>
+
 #include "models/core/errors.hpp"
 
 namespace fabricsim {
@@ -123,7 +125,14 @@ void Endpoint::try_inject() {
     tx_->send(id, p, t);
     ++injected_;
     vc_ptr_ = (vc + 1) % vcs_;
-    schedule_try(tx_->free_at());
+    // Next look: when the link frees, or, if nothing is queued, when the
+    // next packet is generated (whichever is later): one wake per packet.
+    Ps next = tx_->free_at();
+    if (source_queued() == 0) {
+      if (exhausted_) return;
+      next = std::max(next, next_slot_ * slot_ps_);
+    }
+    schedule_try(next);
     return;
   }
   // Nothing sent: either blocked on credits (the link wakes us when they

@@ -25,7 +25,6 @@ void Link::bind_tx(TimedModule* module, std::uint32_t port) {
 void Link::bind_rx(TimedModule* module, std::uint32_t port, bool deliver_at_tail) {
   rx_ = module;
   rx_port_ = port;
-  rx_channel_ = module->add_channel();
   deliver_at_tail_ = deliver_at_tail;
 }
 
@@ -43,7 +42,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   flits_outstanding_[p.vc] += p.flits;
   p.t_head = start + latency_ps_ + flit_ps_;
   const Ps tail = start + latency_ps_ + ser;
-  rx_->push(rx_channel_, deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
+  rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
 }
 
 void Link::return_credits(int vc, int flits, Ps when) {

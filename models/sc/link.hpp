@@ -8,7 +8,7 @@
 //   - credits (one per flit, per VC) come back on the reverse direction with
 //     the same latency, counted from the moment the receiver frees the buffer.
 // The link has no process of its own: `send` computes arrival times and
-// queues one item on the receiver's channel for this link. Returned credits
+// queues one item at the receiver. Returned credits
 // wait in the link with their arrival time and are absorbed when the sender
 // next looks (has_credits), so a credit costs no event unless the sender is
 // blocked waiting for it (wait_for_credits).
@@ -114,7 +114,6 @@ class Link {
   std::uint32_t tx_port_ = 0;
   TimedModule* rx_ = nullptr;
   std::uint32_t rx_port_ = 0;
-  int rx_channel_ = -1;
   bool deliver_at_tail_ = false;
 
   Ps free_at_ = 0;

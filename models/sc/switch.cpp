@@ -29,7 +29,10 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       match_(ports_, ports_),
       active_(ports_),
       out_free_(ports_),
-      scratch_(ports_) {
+      scratch_(ports_),
+      matched_out_(ports_),
+      fits_any_(static_cast<size_t>(vcs_), PortSet(ports_)),
+      max_flits_(static_cast<int>(cfg.traffic.packet_flits)) {
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * ports_ : vcs_);
   for (auto& in : inputs_) {
@@ -174,11 +177,21 @@ void Switch::request_tick(Ps t) {
 void Switch::allocate(Ps e) {
   last_alloc_ = e;
   ++alloc_cycles_;
+  // Per output: crossbar port free at this edge? Output buffer of each VC
+  // able to take a packet of the largest size? (Bit-parallel fast path:
+  // smaller heads into a fuller buffer are checked one by one.)
   out_free_.clear();
+  Ps first_release = kNever;
+  for (auto& f : fits_any_) f.clear();
   for (int o = 0; o < ports_; ++o) {
     Output& out = outputs_[static_cast<size_t>(o)];
-    if (out.busy_until <= e) out_free_.set(o);
     if (!out.sending.empty()) release_space(out, e);
+    if (out.busy_until <= e)
+      out_free_.set(o);
+    else
+      first_release = std::min(first_release, out.busy_until);
+    for (int v = 0; v < vcs_; ++v)
+      if (out.space[static_cast<size_t>(v)] >= max_flits_) fits_any_[static_cast<size_t>(v)].set(o);
   }
 
   // Build the request matrix; remember the earliest time a blocked request
@@ -209,21 +222,28 @@ void Switch::allocate(Ps e) {
       if (queueing_ == Queueing::kFifo) {
         const PacketQueue& q = in.queues[static_cast<size_t>(v)];
         if (!q.empty()) consider(pool_.get(q.front()).dst, q.front());
-      } else {
-        in.nonempty[static_cast<size_t>(v)].for_each(
-            [&](int o) { consider(o, voq(in, v, o).front()); });
+        continue;
+      }
+      const PortSet& nonempty = in.nonempty[static_cast<size_t>(v)];
+      const PortSet& fits = fits_any_[static_cast<size_t>(v)];
+      if (nonempty.has_bits_outside(out_free_)) wake = std::min(wake, first_release);
+      scratch_.assign_and(nonempty, out_free_);
+      row.or_and(scratch_, fits);
+      if (scratch_.has_bits_outside(fits)) {
+        scratch_.subtract(fits);
+        scratch_.for_each([&](int o) { consider(o, voq(in, v, o).front()); });
       }
     }
   });
 
   allocator_->allocate(requests_, match_);
+  matched_out_.clear();
+  for (int o = 0; o < ports_; ++o)
+    if (match_.in_of_out[static_cast<size_t>(o)] >= 0) matched_out_.set(o);
 
   // Grant every match, then decide when to look again: next edge if a
   // requesting input and a requested output both stayed free (another
   // iteration-limited allocation may match them), else when a port frees.
-  scratch_.clear();
-  for (int o = 0; o < ports_; ++o)
-    if (match_.in_of_out[static_cast<size_t>(o)] >= 0) scratch_.set(o);
   Ps first_free = kNever;
   active_.for_each([&](int i) {
     const int o = match_.out_of_in[static_cast<size_t>(i)];
@@ -235,7 +255,7 @@ void Switch::allocate(Ps e) {
   active_.for_each([&](int i) {
     if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
     const PortSet& row = requests_.rows[static_cast<size_t>(i)];
-    if (row.has_bits_outside(scratch_))
+    if (row.has_bits_outside(matched_out_))
       retry_next_edge = true;
     else if (row.any())
       wake = std::min(wake, first_free);

@@ -141,6 +141,9 @@ class Switch : public TimedModule {
   PortSet active_;    // inputs with pending packets
   PortSet out_free_;  // scratch: outputs whose crossbar port is free this edge
   PortSet scratch_;
+  PortSet matched_out_;             // scratch: outputs matched this edge
+  std::vector<PortSet> fits_any_;   // [vc] outputs whose buffer takes a largest packet
+  int max_flits_;
   std::vector<Ps> xfer_ps_;  // crossbar transfer time by packet length
 
   std::uint64_t pending_total_ = 0;

@@ -1,22 +1,23 @@
 // Event-driven models: a SystemC kernel process per fabric that wakes the
 // fabric's modules, and the base class of those modules.
 //
-// Why not one sc_event per module: SystemC's timed-notification queue costs
-// about 100 ns per notification (it is a heap compared through a function
-// pointer), several times the work of a whole packet hop. The Scheduler is a
-// single SC_METHOD with one sc_event; it keeps its own heap of module wake
-// times and runs every module due at an instant in one activation. Time is
-// still SystemC time: other SystemC models interleave with the fabric
-// normally.
+// Why not one sc_event per module: SystemC's timed-notification queue is a
+// heap compared through a function pointer; with one event per module it took
+// about a quarter of the instructions of the 64-port benchmark. The Scheduler
+// is a single SC_METHOD with one sc_event. Each TimedModule keeps its pending
+// work as items (time, kind, integers) and asks the scheduler to wake it at
+// its earliest item; the scheduler runs every module due at an instant in
+// one activation. Time is still SystemC time: other SystemC models interleave
+// with the fabric normally.
 //
-// Each module keeps its work in
-//   - channels: one FIFO per incoming link. A link delivers in time order, so
-//     pushing is O(1) and only each channel's head sits in the heap;
-//   - a small heap for everything else (its own timers, out-of-order items),
-// ordered by (time, insertion order), and asks the scheduler to wake it at
-// the earliest: it runs exactly when it has work, never on idle cycles.
+// Both keep pending work in time buckets: one bucket per distinct time, in a
+// deque sorted by time. Work in a fabric falls on few distinct times (the
+// flit and clock grids), new times are almost always the latest (pushed at
+// the back) and the earliest is taken from the front, so queuing and taking
+// an item are O(1) in the common case, with no heap sifting. Within a time,
+// items run in the order they were queued: the order is (time, insertion).
 // Items carry only integers (packet ids, ports): no sc_time arithmetic and no
-// allocation on the hot path once the buffers have grown.
+// allocation once the buckets have grown.
 //
 // Timing assumption: everything another module queues here is at least one
 // link latency in the future, so all items of time t are queued before t is
@@ -24,11 +25,13 @@
 #pragma once
 #include <systemc>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "models/core/ring.hpp"
 #include "models/core/time.hpp"
 
 namespace fabricsim {
@@ -48,6 +51,71 @@ class ErrorSink {
   std::string message_;
 };
 
+// Values queued by time, in buckets of equal time (see above).
+template <class T>
+class TimeBuckets {
+ public:
+  struct Bucket {
+    Ps t;
+    std::vector<T> items;  // in insertion order
+  };
+
+  bool empty() const { return pending_.empty(); }
+  Ps next_time() const { return pending_.front()->t; }
+  Bucket& front() { return *pending_.front(); }
+
+  void add(Ps t, const T& v) {
+    Bucket* b;
+    if (!pending_.empty() && pending_.back()->t == t) {
+      b = pending_.back();
+    } else if (pending_.empty() || pending_.back()->t < t) {
+      b = fresh(t);
+      pending_.push_back(b);
+    } else {
+      auto it = std::lower_bound(pending_.begin(), pending_.end(), t,
+                                 [](const Bucket* x, Ps y) { return x->t < y; });
+      if (it != pending_.end() && (*it)->t == t) {
+        b = *it;
+      } else {
+        b = fresh(t);
+        pending_.insert(it, b);
+      }
+    }
+    b->items.push_back(v);
+  }
+
+  // Drops the earliest bucket (after its items were taken).
+  void pop_front() {
+    Bucket* b = pending_.front();
+    pending_.pop_front();
+    b->items.clear();
+    spare_.push_back(b);
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Bucket* b : pending_)
+      for (const T& v : b->items) f(v);
+  }
+
+ private:
+  Bucket* fresh(Ps t) {
+    Bucket* b;
+    if (spare_.empty()) {
+      owned_.push_back(std::make_unique<Bucket>());
+      b = owned_.back().get();
+    } else {
+      b = spare_.back();
+      spare_.pop_back();
+    }
+    b->t = t;
+    return b;
+  }
+  std::deque<Bucket*> pending_;  // ascending time
+  std::vector<Bucket*> spare_;
+  std::vector<std::unique_ptr<Bucket>> owned_;
+};
+
 class Scheduler : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Scheduler);
@@ -60,29 +128,21 @@ class Scheduler : public sc_core::sc_module {
   std::uint64_t activations() const { return activations_; }
 
  private:
-  struct Entry {
-    Ps t;
-    std::uint64_t seq;
-    TimedModule* m;
-  };
   void run();
 
   ErrorSink errors_;
   sc_core::sc_event event_;
-  std::vector<Entry> heap_;
-  std::uint64_t seq_ = 0;
+  TimeBuckets<TimedModule*> pending_;
   std::uint64_t activations_ = 0;
   Ps notified_at_ = kNever;
 };
 
 struct Item {
   Ps time;
-  std::uint64_t seq;
   std::uint32_t a;
   std::uint32_t b;
   std::uint32_t c;
   std::uint16_t kind;
-  std::int16_t channel;  // -1: heap item; else the channel it came from
 };
 
 class TimedModule : public sc_core::sc_module {
@@ -92,22 +152,13 @@ class TimedModule : public sc_core::sc_module {
   // Queues an item for time t (>= now) and makes sure the module wakes then.
   void schedule(Ps t, std::uint16_t kind, std::uint32_t a = 0, std::uint32_t b = 0,
                 std::uint32_t c = 0);
-  // A new input channel (one per incoming link direction).
-  int add_channel();
-  // Queues an item on a channel; items of a channel should come in time
-  // order (an out-of-order item still works, through the heap).
-  void push(int channel, Ps t, std::uint16_t kind, std::uint32_t a = 0, std::uint32_t b = 0,
-            std::uint32_t c = 0);
 
   static Ps now() { return Scheduler::now(); }
   std::uint64_t events() const { return events_; }
   // Calls f(item) for every queued item (end-of-run accounting).
   template <class F>
   void for_each_pending(F&& f) const {
-    for (auto& it : heap_)
-      if (it.channel < 0) f(it);
-    for (auto& ch : channels_)
-      for (std::size_t i = 0; i < ch.size(); ++i) f(ch[i]);
+    items_.for_each(f);
   }
 
  protected:
@@ -120,20 +171,12 @@ class TimedModule : public sc_core::sc_module {
   // Called by the scheduler at the time it was asked for. Returns false
   // after a model error (reported to the scheduler's ErrorSink).
   bool wake(Ps t);
-  void heap_push(const Item& it);
-  void notify_for(Ps t) {
-    if (t < wake_at_) {
-      wake_at_ = t;
-      scheduler_.request(this, t);
-    }
-  }
 
   Scheduler& scheduler_;
-  std::vector<Item> heap_;  // heap items + the head of each non-empty channel
-  std::vector<Ring<Item>> channels_;
-  std::uint64_t seq_ = 0;
+  TimeBuckets<Item> items_;
   std::uint64_t events_ = 0;
   Ps wake_at_ = kNever;  // the wake-up the scheduler holds for us
+  bool waking_ = false;
 };
 
 }  // namespace fabricsim

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "models/core/bit_matrix.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/rng.hpp"
 
@@ -75,6 +76,29 @@ TEST(Ring, FifoOrderAcrossGrowth) {
     r.pop_front();
   }
   EXPECT_EQ(next_in, next_out);
+}
+
+}  // namespace
+}  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+TEST(BitMatrix, TransposeMatchesBitByBit) {
+  Rng rng(11);
+  for (auto [nr, nc] : {std::pair{1, 1}, {64, 64}, {3, 130}, {130, 3}, {100, 200}, {256, 256}}) {
+    std::vector<PortSet> rows(static_cast<size_t>(nr), PortSet(nc));
+    std::vector<PortSet> cols(static_cast<size_t>(nc), PortSet(nr));
+    for (auto& c : cols) c.fill();  // stale content must be overwritten
+    for (int r = 0; r < nr; ++r)
+      for (int c = 0; c < nc; ++c)
+        if (rng.bernoulli(0.4)) rows[static_cast<size_t>(r)].set(c);
+    transpose(rows, cols);
+    for (int r = 0; r < nr; ++r)
+      for (int c = 0; c < nc; ++c)
+        ASSERT_EQ(cols[static_cast<size_t>(c)].test(r), rows[static_cast<size_t>(r)].test(c))
+            << nr << "x" << nc << " at " << r << "," << c;
+  }
 }
 
 }  // namespace
