@@ -44,14 +44,14 @@ class IterativeAllocator : public Allocator {
     m.reset();
     free_in_.fill();
     active_.clear();
-    int bits = 0;
+    int busy_rows = 0;
     for (const PortSet& row : req.rows) {
       active_ |= row;  // word-wide, instead of one bit per request
-      bits += row.count();
+      busy_rows += row.any();
     }
-    // Dense matrices (a loaded VOQ switch) transpose 64 x 64 blocks with word
-    // operations; sparse ones set one bit per request.
-    if (bits > 2 * inputs_) {
+    // Dense matrices (a loaded VOQ switch: most inputs request) transpose
+    // 64 x 64 blocks with word operations; sparse ones set one bit per request.
+    if (2 * busy_rows > inputs_) {
       transpose(req.rows, cols_);
       return;
     }

@@ -11,7 +11,7 @@
 // with the fabric normally.
 //
 // Both keep pending work in time buckets: one bucket per distinct time, in a
-// deque sorted by time. Work in a fabric falls on few distinct times (the
+// vector sorted by time. Work in a fabric falls on few distinct times (the
 // flit and clock grids), new times are almost always the latest (pushed at
 // the back) and the earliest is taken from the front, so queuing and taking
 // an item are O(1) in the common case, with no heap sifting. Within a time,
@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,21 +59,27 @@ class TimeBuckets {
     std::vector<T> items;  // in insertion order
   };
 
-  bool empty() const { return pending_.empty(); }
-  Ps next_time() const { return pending_.front()->t; }
-  Bucket& front() { return *pending_.front(); }
+  bool empty() const { return head_ == pending_.size(); }
+  Ps next_time() const { return pending_[head_]->t; }
+  Bucket& front() { return *pending_[head_]; }
 
   void add(Ps t, const T& v) {
+    const std::size_t n = pending_.size();
     Bucket* b;
-    if (!pending_.empty() && pending_.back()->t == t) {
-      b = pending_.back();
-    } else if (pending_.empty() || pending_.back()->t < t) {
+    if (head_ < n && pending_[n - 1]->t == t) {
+      b = pending_[n - 1];
+    } else if (head_ == n || pending_[n - 1]->t < t) {
       b = fresh(t);
       pending_.push_back(b);
     } else {
-      auto it = std::lower_bound(pending_.begin(), pending_.end(), t,
-                                 [](const Bucket* x, Ps y) { return x->t < y; });
-      if (it != pending_.end() && (*it)->t == t) {
+      // Usually near the back: step back a few buckets, then bisect.
+      std::size_t hi = n - 1;  // pending_[hi]->t > t
+      std::size_t steps = 0;
+      while (hi > head_ && pending_[hi - 1]->t > t && ++steps < 4) --hi;
+      auto first = pending_.begin() + static_cast<std::ptrdiff_t>(head_);
+      auto last = pending_.begin() + static_cast<std::ptrdiff_t>(hi);
+      auto it = std::lower_bound(first, last, t, [](const Bucket* x, Ps y) { return x->t < y; });
+      if (it != last && (*it)->t == t) {
         b = *it;
       } else {
         b = fresh(t);
@@ -86,16 +91,22 @@ class TimeBuckets {
 
   // Drops the earliest bucket (after its items were taken).
   void pop_front() {
-    Bucket* b = pending_.front();
-    pending_.pop_front();
+    Bucket* b = pending_[head_++];
     b->items.clear();
     spare_.push_back(b);
+    if (head_ == pending_.size()) {
+      pending_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= pending_.size()) {
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
   }
 
   template <class F>
   void for_each(F&& f) const {
-    for (const Bucket* b : pending_)
-      for (const T& v : b->items) f(v);
+    for (std::size_t k = head_; k < pending_.size(); ++k)
+      for (const T& v : pending_[k]->items) f(v);
   }
 
  private:
@@ -111,7 +122,8 @@ class TimeBuckets {
     b->t = t;
     return b;
   }
-  std::deque<Bucket*> pending_;  // ascending time
+  std::vector<Bucket*> pending_;  // ascending time from head_
+  std::size_t head_ = 0;
   std::vector<Bucket*> spare_;
   std::vector<std::unique_ptr<Bucket>> owned_;
 };
