@@ -69,8 +69,7 @@ int run_command(const RunOptions& opts) {
                 host_s > 0 ? s["sim"]["simulated_ns"].get<double>() / s["sim"]["flit_time_ns"].get<double>() / host_s
                            : 0.0},
                {"delivered_flits_per_second",
-                host_s > 0 ? static_cast<double>(s["throughput"]["accepted_flits"].get<std::uint64_t>()) / host_s
-                           : 0.0}};
+                host_s > 0 ? static_cast<double>(fabric.delivered_flits_total()) / host_s : 0.0}};
 
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);

@@ -138,10 +138,10 @@ void Endpoint::try_inject() {
   // Nothing sent: either blocked on credits (the link wakes us when they
   // return) or the source is empty until the next generation slot.
   tx_->set_stalled(t, waiting);
-  if (waiting)
-    tx_->wait_for_credits();
-  else if (!exhausted_)
-    schedule_try(next_slot_ * slot_ps_);
+  if (waiting) tx_->wait_for_credits();
+  // With several VCs, a packet generated later may find credits on its own
+  // VC while another VC waits: look again at the next generation too.
+  if (!exhausted_ && (!waiting || vcs_ > 1)) schedule_try(next_slot_ * slot_ps_);
 }
 
 void Endpoint::handle(const Item& item) {
@@ -174,6 +174,7 @@ void Endpoint::handle(const Item& item) {
         ++accepted_packets_window_;
       }
       ++delivered_;
+      delivered_flits_ += p.flits;
       rx_->return_credits(p.vc, p.flits, t);
       pool_.release(id);
       break;

@@ -46,6 +46,7 @@ class Endpoint : public TimedModule {
   std::uint64_t generated() const { return generated_; }
   std::uint64_t injected() const { return injected_; }
   std::uint64_t delivered() const { return delivered_; }
+  std::uint64_t delivered_flits() const { return delivered_flits_; }  // whole run
   std::uint64_t source_queued() const;
   std::uint64_t offered_flits_in_window() const { return offered_flits_window_; }
   std::uint64_t accepted_flits_in_window() const { return accepted_flits_window_; }
@@ -94,6 +95,7 @@ class Endpoint : public TimedModule {
   std::uint64_t generated_ = 0;
   std::uint64_t injected_ = 0;
   std::uint64_t delivered_ = 0;
+  std::uint64_t delivered_flits_ = 0;
   std::uint64_t offered_flits_window_ = 0;
   std::uint64_t accepted_flits_window_ = 0;
   std::uint64_t accepted_packets_window_ = 0;

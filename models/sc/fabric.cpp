@@ -44,6 +44,12 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
 
 Fabric::~Fabric() = default;
 
+std::uint64_t Fabric::delivered_flits_total() const {
+  std::uint64_t n = 0;
+  for (auto& e : endpoints_) n += e->delivered_flits();
+  return n;
+}
+
 std::uint64_t Fabric::events() const {
   std::uint64_t n = switch_->events();
   for (auto& e : endpoints_) n += e->events();
@@ -66,6 +72,7 @@ bool Fabric::finish() {
     error_ = std::string("end-of-run check failed: ") + e.what();
     return false;
   }
+  checked_ = true;
   return true;
 }
 
@@ -84,6 +91,7 @@ void Fabric::check_end_of_run() {
     cons_.on_links += l->in_flight();
     l->check_credit_conservation();
   }
+  switch_->finish(end);
   cons_.in_switch_inputs = switch_->packets_in_inputs();
   cons_.in_switch_outputs = switch_->packets_in_outputs();
 

@@ -52,6 +52,9 @@ class Fabric : public sc_core::sc_module {
   const Config& config() const { return cfg_; }
   const Window& window() const { return window_; }
   const Conservation& conservation() const { return cons_; }
+  // True once finish() ran every end-of-run check and they all held.
+  bool checked() const { return checked_; }
+  std::uint64_t delivered_flits_total() const;  // whole run, warm-up included
   const SinkStats& sink() const { return sink_; }
   std::uint64_t events() const;
   std::uint64_t kernel_activations() const { return scheduler_.activations(); }
@@ -76,6 +79,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<Link>> links_;
   Conservation cons_;
   std::string error_;
+  bool checked_ = false;
 };
 
 }  // namespace fabricsim

@@ -36,8 +36,10 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   const Ps ser = serialization_ps(p.flits);
   free_at_ = start + ser;
   busy_in_window_ += overlap(start, free_at_, window_.begin, window_.end);
-  ++packets_sent_;
-  flits_sent_ += p.flits;
+  if (window_.contains(start)) {
+    ++packets_sent_;
+    flits_sent_ += p.flits;
+  }
   ++in_flight_;
   flits_outstanding_[p.vc] += p.flits;
   p.t_head = start + latency_ps_ + flit_ps_;
@@ -75,10 +77,12 @@ void Link::absorb(Ps now) {
 }
 
 void Link::wait_for_credits() {
-  if (!returns_.empty())
-    tx_->schedule(returns_.front().t, kItemCreditWake, tx_port_);
-  else
+  if (returns_.empty()) {
     tx_waiting_ = true;
+  } else if (returns_.front().t != wake_sent_for_) {  // one wake per landing time
+    wake_sent_for_ = returns_.front().t;
+    tx_->schedule(wake_sent_for_, kItemCreditWake, tx_port_);
+  }
 }
 
 void Link::credits_arrived(int vc, int flits) {

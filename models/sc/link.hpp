@@ -84,6 +84,7 @@ class Link {
   // Statistics over the window.
   double utilization() const;
   Ps credit_stall_ps() const;
+  // Packets / flits whose serialization started in the window.
   std::uint64_t packets_sent() const { return packets_sent_; }
   std::uint64_t flits_sent() const { return flits_sent_; }
   std::uint64_t in_flight() const { return in_flight_; }
@@ -108,6 +109,7 @@ class Link {
   std::vector<CreditCounter> credits_;
   Ring<Return> returns_;  // in arrival-time order
   bool tx_waiting_ = false;
+  Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
   std::vector<int> returning_;
   std::vector<int> flits_outstanding_;
   TimedModule* tx_ = nullptr;

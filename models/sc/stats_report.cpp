@@ -86,10 +86,12 @@ nlohmann::json Fabric::stats() const {
        window_ns > 0 ? static_cast<double>(accepted) * static_cast<double>(cfg_.link.flit_bytes) /
                            window_ns / n
                      : 0.0},
-      {"link_GBps", link_gbps(cfg_.link) / 8.0}};
+      // The modelled rate: flit_bytes per flit time (rounded to 1 ps).
+      {"link_GBps", static_cast<double>(cfg_.link.flit_bytes) * 1000.0 / static_cast<double>(flit)}};
   j["latency_ns"] = latency_json(sink_.latency_ps);
   j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
-  j["conservation"] = {{"generated", cons_.generated},
+  // Only a run whose end-of-run checks completed has meaningful counts.
+  if (checked_) j["conservation"] = {{"generated", cons_.generated},
                        {"source_queued", cons_.source_queued},
                        {"injected", cons_.injected},
                        {"delivered", cons_.delivered},
@@ -123,7 +125,7 @@ nlohmann::json Fabric::stats() const {
                                         {"capacity", cfg_.sw.input_buffer_flits},
                                         {"per_port_mean", per_port_mean},
                                         {"per_port_max", per_port_max}};
-  sw["allocator"] = {{"cycles_total", s.allocation_cycles()}, {"grants_total", s.grants()}};
+  sw["allocator"] = {{"cycles", s.allocation_cycles()}, {"grants", s.grants()}};
   j["switches"] = {{std::string(name()) + ".sw0", sw}};
   j["config"] = config_json(cfg_);
   return j;

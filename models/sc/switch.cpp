@@ -114,6 +114,18 @@ std::int64_t Switch::queued_input_flits(int port) const {
   return n;
 }
 
+void Switch::finish(Ps end) {
+  // Packets still waiting for allocation have occupied their input since
+  // their head arrived; their share was not added at a grant.
+  for (Input& in : inputs_)
+    for (const PacketQueue& q : in.queues)
+      for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
+        const Packet& p = pool_.get(id);
+        in.occ_integral += static_cast<double>(p.flits) *
+                           static_cast<double>(overlap(p.t_head, end, window_.begin, window_.end));
+      }
+}
+
 double Switch::mean_input_occupancy(int port) const {
   return window_.length() ? inputs_[static_cast<size_t>(port)].occ_integral /
                                 static_cast<double>(window_.length())
@@ -176,7 +188,7 @@ void Switch::request_tick(Ps t) {
 
 void Switch::allocate(Ps e) {
   last_alloc_ = e;
-  ++alloc_cycles_;
+  if (window_.contains(e)) ++alloc_cycles_;
   // Per output: crossbar port free at this edge? Output buffer of each VC
   // able to take a packet of the largest size? (Bit-parallel fast path:
   // smaller heads into a fuller buffer are checked one by one.)
@@ -250,6 +262,9 @@ void Switch::allocate(Ps e) {
     if (o < 0) return;
     grant(i, o, e);
     first_free = std::min(first_free, outputs_[static_cast<size_t>(o)].busy_until);
+    // More packets behind the granted one: look again when this input frees.
+    const Input& in = inputs_[static_cast<size_t>(i)];
+    if (in.pending > 0) wake = std::min(wake, in.busy_until);
   });
   bool retry_next_edge = false;
   active_.for_each([&](int i) {
@@ -292,7 +307,7 @@ void Switch::grant(int i, int o, Ps e) {
   --in.pending;
   --pending_total_;
   if (in.pending == 0) active_.reset(i);
-  ++grants_;
+  if (window_.contains(e)) ++grants_;
   enqueue_output(o, id, e + pipeline_ps_);
 }
 
@@ -322,6 +337,7 @@ void Switch::enqueue_output(int o, PacketId id, Ps ready) {
   if (queues_empty(out) && out.link->free_at() <= ready &&
       out.link->has_credits(p.vc, p.flits, now())) {
     out.link->set_stalled(now(), false);
+    out.vc_ptr = (p.vc + 1) % vcs_;
     transmit(o, id, ready);
     return;
   }

@@ -56,11 +56,14 @@ class Switch : public TimedModule {
   // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
   int input_occupancy(int port, int vc, Ps t);
 
+  // Adds the share of packets still queued at `end` to the occupancy mean.
+  void finish(Ps end);
+
   // Window statistics.
   double mean_input_occupancy(int port) const;  // flits, time-averaged
   int max_input_occupancy(int port) const { return inputs_[static_cast<size_t>(port)].max_occ; }
-  std::uint64_t allocation_cycles() const { return alloc_cycles_; }
-  std::uint64_t grants() const { return grants_; }
+  std::uint64_t allocation_cycles() const { return alloc_cycles_; }  // in the window
+  std::uint64_t grants() const { return grants_; }                  // in the window
 
  protected:
   void handle(const Item& item) override;
