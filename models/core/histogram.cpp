@@ -44,7 +44,12 @@ std::uint64_t Histogram::percentile(double p) const {
   if (count_ == 0) return 0;
   if (p <= 0) return min_;
   if (p >= 100) return max_;
-  auto rank = static_cast<std::uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  // rank = ceil(p/100 * count), in integers (p to 1e-6 %): floating point
+  // would turn 99.9% of 1000 into 1000.0000000000001 and report the maximum.
+  __extension__ using U128 = unsigned __int128;
+  const auto p_micro = static_cast<U128>(std::llround(p * 1e6));
+  const U128 scale = 100000000;  // 100 % in units of 1e-6 %
+  auto rank = static_cast<std::uint64_t>((p_micro * count_ + scale - 1) / scale);
   if (rank < 1) rank = 1;
   std::uint64_t seen = 0;
   for (std::size_t b = 0; b < counts_.size(); ++b) {

@@ -184,6 +184,13 @@ void Endpoint::handle(const Item& item) {
   }
 }
 
+void Endpoint::check_end_of_run(Ps end) const {
+  if (source_queued() > 0 && (try_at_ == kNever || try_at_ < end) &&
+      !tx_->sender_will_be_woken(end))
+    throw InvariantError(std::string(name()) + ": " + std::to_string(source_queued()) +
+                         " packets queued but nothing will send them (lost wake-up)");
+}
+
 void Endpoint::finish(Ps end) {
   generate_until(end > 0 ? end - 1 : 0);
   tx_->finish(end);

@@ -13,7 +13,7 @@
 // buffer drains at once, so its credits leave at that moment.
 #pragma once
 #include <cstdint>
-#include <deque>
+#include "models/core/ring.hpp"
 #include <vector>
 
 #include "models/core/config.hpp"
@@ -41,6 +41,8 @@ class Endpoint : public TimedModule {
   // Draws the packets generated up to `end` (so the offered load and source
   // backlog are complete) and closes open stall intervals.
   void finish(Ps end);
+  // Throws InvariantError if queued packets have nothing scheduled to send them.
+  void check_end_of_run(Ps end) const;
 
   int id() const { return id_; }
   std::uint64_t generated() const { return generated_; }
@@ -88,7 +90,7 @@ class Endpoint : public TimedModule {
   std::uint64_t next_slot_ = 0;
   bool exhausted_ = false;  // load 0: never generates
   std::uint64_t burst_left_ = 0;
-  std::vector<std::deque<Queued>> source_;  // per VC
+  std::vector<Ring<Queued>> source_;  // per VC
   int vc_ptr_ = 0;
   Ps try_at_ = kNever;
 

@@ -62,6 +62,8 @@ bool Fabric::run() {
 }
 
 bool Fabric::finish() {
+  if (finished_) return error_.empty();  // the checks add to statistics: once only
+  finished_ = true;
   if (scheduler_.errors().failed()) {
     error_ = scheduler_.errors().message();
     return false;
@@ -92,6 +94,8 @@ void Fabric::check_end_of_run() {
     l->check_credit_conservation();
   }
   switch_->finish(end);
+  switch_->check_end_of_run(end);
+  for (auto& e : endpoints_) e->check_end_of_run(end);
   cons_.in_switch_inputs = switch_->packets_in_inputs();
   cons_.in_switch_outputs = switch_->packets_in_outputs();
 

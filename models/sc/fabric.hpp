@@ -80,6 +80,7 @@ class Fabric : public sc_core::sc_module {
   Conservation cons_;
   std::string error_;
   bool checked_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace fabricsim

@@ -64,6 +64,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
   }
   if (tx_waiting_) {
     tx_waiting_ = false;
+    wake_sent_for_ = t;
     tx_->schedule(t, kItemCreditWake, tx_port_);
   }
 }

@@ -77,6 +77,11 @@ class Link {
   // Applies every credit return that has arrived by `now`.
   void absorb(Ps now);
 
+  // True if the transmitter, blocked on credits, will be woken at or after t.
+  bool sender_will_be_woken(Ps t) const {
+    return tx_waiting_ || (wake_sent_for_ != kNever && wake_sent_for_ >= t);
+  }
+
   // Credit-stall accounting: the transmitter has a packet ready and the link
   // free, but not enough credits for it.
   void set_stalled(Ps t, bool stalled);

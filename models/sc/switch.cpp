@@ -32,7 +32,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       scratch_(ports_),
       matched_out_(ports_),
       fits_any_(static_cast<size_t>(vcs_), PortSet(ports_)),
-      max_flits_(static_cast<int>(cfg.traffic.packet_flits)) {
+      max_flits_(static_cast<int>(cfg.traffic.packet_flits)),
+      output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)) {
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * ports_ : vcs_);
   for (auto& in : inputs_) {
@@ -56,6 +57,7 @@ void Switch::connect_output(int port, Link* out) {
 }
 
 void Switch::handle(const Item& item) {
+  if (!window_sampled_ && item.time >= window_.begin) sample_window_start();
   switch (item.kind) {
     case kItemArrive:
       arrive(item.a, static_cast<int>(item.b));
@@ -112,6 +114,58 @@ std::int64_t Switch::queued_input_flits(int port) const {
     for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
       n += pool_.get(id).flits;
   return n;
+}
+
+// The occupancy maximum is otherwise sampled at head arrivals in the window;
+// a buffer already full when the window opens counts too.
+void Switch::sample_window_start() {
+  window_sampled_ = true;
+  for (Input& in : inputs_) {
+    apply_departures(in, window_.begin);
+    in.max_occ = std::max(in.max_occ, in.total_occ);
+  }
+}
+
+void Switch::check_end_of_run(Ps end) {
+  for (int o = 0; o < ports_ && queueing_ != Queueing::kOutput; ++o) {
+    const Output& out = outputs_[static_cast<size_t>(o)];
+    for (int v = 0; v < vcs_; ++v) {
+      std::int64_t held = out.space[static_cast<size_t>(v)];
+      const PacketQueue& q = out.queues[static_cast<size_t>(v)];
+      for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
+        held += pool_.get(id).flits;
+      for (std::size_t k = 0; k < out.sending.size(); ++k)
+        if (out.sending[k].vc == v) held += out.sending[k].flits;
+      if (held != output_buffer_flits_)
+        throw InvariantError(out.link->name() + ".vc" + std::to_string(v) +
+                             ": output buffer not conserved: free + queued + sending = " +
+                             std::to_string(held) + " flits, capacity " +
+                             std::to_string(output_buffer_flits_));
+    }
+  }
+  // Liveness: waiting packets need a scheduled allocation, unless each is
+  // blocked on output-buffer space whose release will call for one.
+  if (pending_total_ > 0 && tick_at_ == kNever) {
+    for (int i = 0; i < ports_; ++i) {
+      const Input& in = inputs_[static_cast<size_t>(i)];
+      for (const PacketQueue& q : in.queues) {
+        if (q.empty()) continue;
+        const int o = pool_.get(q.front()).dst;
+        if (!outputs_[static_cast<size_t>(o)].space_waiter)
+          throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
+                               std::to_string(o) +
+                               " but no allocation is scheduled (lost wake-up)");
+      }
+    }
+  }
+  for (int o = 0; o < ports_; ++o) {
+    const Output& out = outputs_[static_cast<size_t>(o)];
+    if (!queues_empty(out) && (out.try_at == kNever || out.try_at < end) &&
+        !out.link->sender_will_be_woken(end))
+      throw InvariantError(out.link->name() +
+                           ": packets wait in the output buffer but nothing will send them "
+                           "(lost wake-up)");
+  }
 }
 
 void Switch::finish(Ps end) {

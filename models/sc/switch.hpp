@@ -25,7 +25,6 @@
 // pipeline; its input flits are freed as its tail arrives.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -58,6 +57,9 @@ class Switch : public TimedModule {
 
   // Adds the share of packets still queued at `end` to the occupancy mean.
   void finish(Ps end);
+  // Throws InvariantError if output-buffer space is not conserved, or if a
+  // packet waits with nothing scheduled that could ever move it.
+  void check_end_of_run(Ps end);
 
   // Window statistics.
   double mean_input_occupancy(int port) const;  // flits, time-averaged
@@ -84,7 +86,7 @@ class Switch : public TimedModule {
     std::vector<PacketQueue> queues;      // fifo: [vc]; voq: [vc * ports + out]
     std::vector<PortSet> nonempty;        // voq: [vc] outputs with a packet queued
     std::vector<int> occupancy;           // [vc] flits held, departures applied
-    std::deque<Departure> departures;     // future frees, in time order
+    Ring<Departure> departures;           // future frees, in time order
     int total_occ = 0;
     int max_occ = 0;
     double occ_integral = 0;              // flit*ps inside the window
@@ -107,6 +109,7 @@ class Switch : public TimedModule {
   };
 
   void arrive(PacketId id, int port);
+  void sample_window_start();
   void apply_departures(Input& in, Ps t);
   void leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out);
   void enqueue_output(int out, PacketId id, Ps ready);
@@ -147,6 +150,7 @@ class Switch : public TimedModule {
   PortSet matched_out_;             // scratch: outputs matched this edge
   std::vector<PortSet> fits_any_;   // [vc] outputs whose buffer takes a largest packet
   int max_flits_;
+  int output_buffer_flits_;
   std::vector<Ps> xfer_ps_;  // crossbar transfer time by packet length
 
   std::uint64_t pending_total_ = 0;
@@ -154,6 +158,7 @@ class Switch : public TimedModule {
   Ps tick_at_ = kNever;
   Ps last_alloc_ = kNever;
   bool alloc_due_ = false;
+  bool window_sampled_ = false;
   std::uint64_t alloc_cycles_ = 0;
   std::uint64_t grants_ = 0;
 };

@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "models/core/errors.hpp"
+
 namespace fabricsim {
 
 void ErrorSink::report(const std::string& where, Ps when, const std::string& what) {
@@ -20,9 +22,9 @@ Scheduler::Scheduler(const sc_core::sc_module_name& name) : sc_core::sc_module(n
 
 void Scheduler::request(TimedModule* m, Ps t) {
   pending_.add(t, m);
-  if (t < notified_at_) {
-    const Ps n = now();
-    event_.notify(sc_core::sc_time::from_value(t > n ? t - n : 0));
+  // Inside run() the notification is made once, at its end.
+  if (t < notified_at_ && !running_) {
+    event_.notify(sc_core::sc_time::from_value(t - now()));
     notified_at_ = t;
   }
 }
@@ -30,21 +32,26 @@ void Scheduler::request(TimedModule* m, Ps t) {
 void Scheduler::run() {
   const Ps t = now();
   notified_at_ = kNever;
+  running_ = true;
   ++activations_;
   while (!pending_.empty() && pending_.next_time() <= t) {
     auto& b = pending_.front();
-    // Modules woken here cannot ask for time t again (see TimedModule::wake),
-    // so the bucket does not grow while we walk it.
-    for (TimedModule* m : b.items) {
+    // A module may queue work for another module at this very time (no
+    // model does today: links have positive latency), which appends to this
+    // bucket: walk it by index.
+    for (std::size_t i = 0; i < b.items.size(); ++i) {
+      TimedModule* m = b.items[i];
       // A module that asked again for an earlier time left a stale entry.
       if (m->wake_at_ != b.t) continue;
       if (!m->wake(t)) {
+        running_ = false;
         sc_core::sc_stop();
         return;
       }
     }
     pending_.pop_front();
   }
+  running_ = false;
   if (!pending_.empty()) {
     notified_at_ = pending_.next_time();
     event_.notify(sc_core::sc_time::from_value(notified_at_ - t));
@@ -58,6 +65,10 @@ TimedModule::TimedModule(const sc_core::sc_module_name& name, Scheduler& schedul
 
 void TimedModule::schedule(Ps t, std::uint16_t kind, std::uint32_t a, std::uint32_t b,
                            std::uint32_t c) {
+  // Work in the past would be lost or run out of order: a model bug.
+  if (t < now())
+    throw InvariantError(std::string(name()) + ": work queued for " + std::to_string(ps_to_ns(t)) +
+                         " ns, in the past");
   items_.add(t, Item{t, a, b, c, kind});
   // While waking, items due now are handled by the running loop and the
   // next wake-up is requested once at its end.

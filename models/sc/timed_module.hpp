@@ -147,6 +147,7 @@ class Scheduler : public sc_core::sc_module {
   TimeBuckets<TimedModule*> pending_;
   std::uint64_t activations_ = 0;
   Ps notified_at_ = kNever;
+  bool running_ = false;
 };
 
 struct Item {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/core/config.hpp"
+#include "models/core/rng.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/switch.hpp"
@@ -28,31 +29,63 @@ class ScriptedSource : public TimedModule {
   std::vector<Link*> up;
   std::vector<Send> sends;
   std::map<std::uint64_t, int> serial_of_send;  // packet serial -> index in sends
+  // Strict: a send that cannot go at its time fails the test. Otherwise it
+  // waits in a per-port FIFO and is retried every flit time.
+  bool strict = true;
 
  protected:
   void start_of_simulation() override {
     for (std::size_t k = 0; k < sends.size(); ++k)
       schedule(sends[k].t, 16, static_cast<std::uint32_t>(k));
+    waiting_.resize(up.size());
   }
   void handle(const Item& it) override {
-    if (it.kind != 16) return;  // credit wake-ups: the script never waits
-    const Send& s = sends[it.a];
+    if (it.kind == 16) {
+      const Send& s = sends[it.a];
+      if (strict) {
+        Link* l = up[static_cast<size_t>(s.port)];
+        ASSERT_TRUE(l->has_credits(s.vc, s.flits, it.time) && l->free_at() <= it.time)
+            << "script sends faster than its link";
+        send(it.a, it.time);
+        return;
+      }
+      waiting_[static_cast<size_t>(s.port)].push_back(static_cast<int>(it.a));
+      retry(s.port, it.time);
+    } else if (it.kind == 17) {
+      retry(static_cast<int>(it.a), it.time);
+    }
+  }
+
+ private:
+  void retry(int port, Ps t) {
+    auto& q = waiting_[static_cast<size_t>(port)];
+    Link* l = up[static_cast<size_t>(port)];
+    while (!q.empty()) {
+      const Send& s = sends[static_cast<size_t>(q.front())];
+      if (l->free_at() > t || !l->has_credits(s.vc, s.flits, t)) {
+        schedule(std::max(l->free_at(), t + l->flit_ps()), 17, static_cast<std::uint32_t>(port));
+        return;
+      }
+      send(static_cast<std::uint32_t>(q.front()), t);
+      q.erase(q.begin());
+    }
+  }
+  void send(std::uint32_t k, Ps t) {
+    const Send& s = sends[k];
     Link* l = up[static_cast<size_t>(s.port)];
-    ASSERT_TRUE(l->has_credits(s.vc, s.flits, it.time) && l->free_at() <= it.time)
-        << "script sends faster than its link";
     const PacketId id = pool_.alloc();
     Packet& p = pool_.get(id);
-    p.t_gen = p.t_inject = it.time;
+    p.t_gen = p.t_inject = t;
     p.src = s.port;
     p.dst = s.dst;
     p.flits = static_cast<std::uint16_t>(s.flits);
     p.vc = static_cast<std::uint8_t>(s.vc);
-    serial_of_send[p.serial] = static_cast<int>(it.a);
-    l->send(id, p, it.time);
+    serial_of_send[p.serial] = static_cast<int>(k);
+    l->send(id, p, t);
   }
 
- private:
   PacketPool& pool_;
+  std::vector<std::vector<int>> waiting_;
 };
 
 // Records each packet's tail arrival; returns credits except on `starved_vc`.
@@ -80,18 +113,20 @@ class RecordingSink : public TimedModule {
 };
 
 struct BareSwitch {
-  explicit BareSwitch(const std::vector<std::string>& sets) : cfg(load_config("", sets)) {
+  explicit BareSwitch(const std::vector<std::string>& sets, const std::string& prefix = "")
+      : cfg(load_config("", sets)), sched((prefix + "kernel").c_str()) {
     const int n = static_cast<int>(cfg.sw.ports), vcs = static_cast<int>(cfg.sw.vcs);
     window = Window{0, ns_to_ps(cfg.sim.warmup_ns + cfg.sim.duration_ns)};
-    sw = std::make_unique<Switch>("sw", sched, cfg, pool, window);
-    src = std::make_unique<ScriptedSource>("src", sched, pool);
+    sw = std::make_unique<Switch>((prefix + "sw").c_str(), sched, cfg, pool, window);
+    src = std::make_unique<ScriptedSource>((prefix + "src").c_str(), sched, pool);
     const Ps flit = flit_time_ps(cfg.link), lat = ns_to_ps(cfg.link.latency_ns);
     for (int i = 0; i < n; ++i) {
       auto up = std::make_unique<Link>("up" + std::to_string(i), flit, lat, vcs,
                                        static_cast<int>(cfg.sw.input_buffer_flits / vcs), window);
       auto dn = std::make_unique<Link>("dn" + std::to_string(i), flit, lat, vcs,
                                        static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs), window);
-      sinks.push_back(std::make_unique<RecordingSink>(("sink" + std::to_string(i)).c_str(), sched, pool));
+      sinks.push_back(std::make_unique<RecordingSink>((prefix + "sink" + std::to_string(i)).c_str(),
+                                                      sched, pool));
       up->bind_tx(src.get(), static_cast<std::uint32_t>(i));
       up->bind_rx(sw.get(), static_cast<std::uint32_t>(i), false);
       dn->bind_tx(sw.get(), static_cast<std::uint32_t>(i));
@@ -117,7 +152,7 @@ struct BareSwitch {
 
   Config cfg;
   Window window;
-  Scheduler sched{"kernel"};
+  Scheduler sched;
   PacketPool pool;
   std::unique_ptr<Switch> sw;
   std::unique_ptr<ScriptedSource> src;
@@ -160,6 +195,56 @@ TEST(Directed, ContendersForOneOutputAreServedBackToBack) {
   EXPECT_EQ(tails[0], 1920u + 2u * 640u + 1000u + 4u * 640u);
 }
 
+// Many small random switches (ports, VCs, packet length, queueing, allocator,
+// clock, speedup, pipeline, latency, buffers from one packet up), each fed a
+// random burst of packets and then left alone: every packet must come out,
+// and nothing may be left waiting with no event to move it.
+TEST(Directed, RandomBurstsAlwaysDrain) {
+  Rng rng(2024);
+  std::vector<std::unique_ptr<BareSwitch>> cases;
+  auto pick = [&](std::vector<std::string> v) { return v[rng.below(v.size())]; };
+  for (int c = 0; c < 40; ++c) {
+    const int ports = 2 + static_cast<int>(rng.below(5));
+    const int vcs = 1 + static_cast<int>(rng.below(3));
+    const int flits = 1 + static_cast<int>(rng.below(9));
+    auto buf = [&](int per_vc_packets) { return std::to_string(vcs * flits * per_vc_packets); };
+    cases.push_back(std::make_unique<BareSwitch>(
+        std::vector<std::string>{
+            "switch.ports=" + std::to_string(ports), "switch.vcs=" + std::to_string(vcs),
+            "traffic.packet_flits=" + std::to_string(flits),
+            "switch.queueing=" + pick({"fifo", "voq", "output"}),
+            "switch.allocator=" + pick({"islip", "pim", "rr"}),
+            "switch.iterations=" + std::to_string(1 + rng.below(3)),
+            "switch.clock_ghz=" + pick({"0.37", "1.1", "1.5625", "3"}),
+            "switch.speedup=" + pick({"1", "1.3", "2"}),
+            "switch.pipeline_cycles=" + std::to_string(rng.below(6)),
+            "link.latency_ns=" + pick({"0.001", "1", "19"}),
+            "switch.input_buffer_flits=" + buf(1 + static_cast<int>(rng.below(3))),
+            "switch.output_buffer_flits=" + std::to_string(flits * (1 + static_cast<int>(rng.below(3)))),
+            "endpoint.rx_buffer_flits=" + buf(1 + static_cast<int>(rng.below(3))),
+            "sim.warmup_ns=0", "sim.duration_ns=100000"},
+        "c" + std::to_string(c) + "_"));
+    BareSwitch& b = *cases.back();
+    b.src->strict = false;
+    for (int k = 0; k < 60; ++k)
+      b.src->sends.push_back({rng.below(2000) * 100, static_cast<int>(rng.below(ports)),
+                              static_cast<int>(rng.below(ports)),
+                              static_cast<int>(rng.below(vcs)), flits});
+    std::sort(b.src->sends.begin(), b.src->sends.end(),
+              [](const ScriptedSource::Send& x, const ScriptedSource::Send& y) { return x.t < y.t; });
+  }
+  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(100000)));
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    BareSwitch& b = *cases[c];
+    ASSERT_FALSE(b.sched.errors().failed()) << "case " << c << ": " << b.sched.errors().message();
+    std::size_t delivered = 0;
+    for (auto& s : b.sinks) delivered += s->tail_of_serial.size();
+    EXPECT_EQ(delivered, b.src->sends.size()) << "case " << c;
+    EXPECT_EQ(b.sw->packets_in_inputs() + b.sw->packets_in_outputs(), 0u) << "case " << c;
+    EXPECT_NO_THROW(b.sw->check_end_of_run(ns_to_ps(100000))) << "case " << c;
+  }
+}
+
 // A source with two VCs whose receiver never returns VC0 credits: VC1 must
 // keep flowing at its share of the offered load.
 TEST(Directed, StarvedVcDoesNotBlockTheOtherVc) {
@@ -185,6 +270,34 @@ TEST(Directed, StarvedVcDoesNotBlockTheOtherVc) {
   EXPECT_EQ(rx.per_vc[0], 16);  // 32 credits of 2-flit packets, never returned
   // VC1 carries half the packets: 0.4 / 2 flits x 31250 slots / 2 = 3125.
   EXPECT_NEAR(rx.per_vc[1], 3125, 200);
+}
+
+}  // namespace
+}  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// A module queuing work in the past is a model bug: caught, not reordered.
+class TimeTraveller : public TimedModule {
+ public:
+  using TimedModule::TimedModule;
+
+ protected:
+  void start_of_simulation() override { schedule(1000, 16); }
+  void handle(const Item& it) override {
+    if (it.time == 1000) schedule(500, 16);
+  }
+};
+
+TEST(Directed, WorkQueuedInThePastIsAnError) {
+  Scheduler sched("kernel");
+  TimeTraveller m("traveller", sched);
+  sc_core::sc_start(sc_core::sc_time::from_value(5000));
+  ASSERT_TRUE(sched.errors().failed());
+  EXPECT_NE(sched.errors().message().find("traveller at 1.000000 ns: traveller: work queued for 0.5"),
+            std::string::npos)
+      << sched.errors().message();
 }
 
 }  // namespace

@@ -11,10 +11,12 @@
 namespace fabricsim {
 namespace {
 
-// Exact percentile by the same rank rule: the ceil(p/100 * n)-th smallest.
+// Exact percentile by the same rank rule: the ceil(p/100 * n)-th smallest,
+// with p given in thousandths of a percent so the rank is exact.
 std::uint64_t exact(std::vector<std::uint64_t> v, double p) {
   std::sort(v.begin(), v.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  const auto milli = static_cast<std::uint64_t>(std::llround(p * 1000));
+  std::size_t rank = static_cast<std::size_t>((milli * v.size() + 99999) / 100000);
   if (rank < 1) rank = 1;
   return v[rank - 1];
 }
@@ -61,6 +63,22 @@ TEST(Histogram, PercentilesWithinResolutionOfExact) {
   }
   EXPECT_EQ(h.max(), *std::max_element(v.begin(), v.end()));
   EXPECT_EQ(h.min(), *std::min_element(v.begin(), v.end()));
+}
+
+TEST(Histogram, RankIsExactNotFloatingPoint) {
+  // 99.9% of 1000 samples is the 999th: floating point gives 1000.0000000000001
+  // and would report the maximum.
+  Histogram h;
+  for (int i = 0; i < 999; ++i) h.record(100);
+  h.record(400);
+  EXPECT_EQ(h.percentile(99.9), 100u);
+  EXPECT_EQ(h.percentile(99.95), 400u);
+  for (std::uint64_t n : {100u, 200u, 300u, 511u}) {  // exact region: values < 512
+    Histogram g;
+    for (std::uint64_t i = 1; i <= n; ++i) g.record(i);
+    EXPECT_EQ(g.percentile(99), (99 * n + 99) / 100) << n;
+    EXPECT_EQ(g.percentile(99.9), (999 * n + 999) / 1000) << n;
+  }
 }
 
 TEST(Histogram, EmptyAndClear) {
