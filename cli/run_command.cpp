@@ -20,8 +20,13 @@ void print_summary(const Config& c, const nlohmann::json& s, const std::string& 
   const auto& t = s["throughput"];
   const auto& l = s["latency_ns"];
   const auto& k = s["conservation"];
-  fmt::print("fabricsim: {}-port switch, {} queues, {} x{}, {} traffic, load {:.3f}, {}-flit packets\n",
-             c.sw.ports, to_string(c.sw.queueing), to_string(c.sw.allocator), c.sw.iterations,
+  const std::string fabric =
+      c.topology.kind == TopologyKind::kSingle
+          ? fmt::format("{}-port switch", c.sw.ports)
+          : fmt::format("{} endpoints x {} switches ({}-port)", c.topology.endpoints,
+                        c.topology.switches, c.sw.ports);
+  fmt::print("fabricsim: {}, {} queues, {} x{}, {} traffic, load {:.3f}, {}-flit packets\n", fabric,
+             to_string(c.sw.queueing), to_string(c.sw.allocator), c.sw.iterations,
              to_string(c.traffic.pattern), c.traffic.load, c.traffic.packet_flits);
   fmt::print("  window      {:.1f} ns after {:.1f} ns warm-up ({:.0f} flit cycles of {:.3f} ns)\n",
              s["sim"]["window_ns"].get<double>(), s["sim"]["warmup_ns"].get<double>(),

@@ -1,5 +1,7 @@
 #include "models/core/config.hpp"
 
+#include "models/core/topology.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -22,6 +24,12 @@ const std::vector<std::pair<std::string, Pattern>> kPatterns = {
     {"tornado", Pattern::kTornado}};
 const std::vector<std::pair<std::string, Process>> kProcesses = {
     {"bernoulli", Process::kBernoulli}, {"bursty", Process::kBursty}};
+const std::vector<std::pair<std::string, TopologyKind>> kTopologies = {
+    {"single", TopologyKind::kSingle}, {"scaleup", TopologyKind::kScaleUp}};
+const std::vector<std::pair<std::string, LinkPolicy>> kLinkPolicies = {
+    {"stripe", LinkPolicy::kStripe},
+    {"round_robin", LinkPolicy::kRoundRobin},
+    {"random", LinkPolicy::kRandom}};
 
 template <class E>
 std::string name_of(const std::vector<std::pair<std::string, E>>& table, E v) {
@@ -36,6 +44,12 @@ bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 std::string to_string(Queueing q) { return name_of(kQueueing, q); }
 std::string to_string(AllocatorKind a) { return name_of(kAllocators, a); }
 std::string to_string(Pattern p) { return name_of(kPatterns, p); }
+std::string to_string(TopologyKind k) { return name_of(kTopologies, k); }
+
+int endpoint_count(const Config& c) {
+  return static_cast<int>(c.topology.kind == TopologyKind::kSingle ? c.sw.ports
+                                                                    : c.topology.endpoints);
+}
 
 Schema<Config> config_schema() {
   Schema<Config> s;
@@ -47,6 +61,21 @@ Schema<Config> config_schema() {
              "simulated time before statistics start (the network fills up)");
   s.add_real("sim.duration_ns", &C::sim, &SimConfig::duration_ns, "ns", 0, 1e12,
              "measurement window after warm-up; statistics cover exactly this window", true);
+  // topology
+  s.add_choice("topology.kind", &C::topology, &TopologyConfig::kind, kTopologies,
+               "single: one switch with an endpoint on each of its switch.ports ports; "
+               "scaleup: topology.endpoints endpoints wired to topology.switches switch chips");
+  s.add_int("topology.endpoints", &C::topology, &TopologyConfig::endpoints, "", 1, 4096,
+            "scaleup: number of endpoints (GPUs)");
+  s.add_int("topology.switches", &C::topology, &TopologyConfig::switches, "", 1, 1024,
+            "scaleup: number of switch chips");
+  s.add_int_list("topology.links", &C::topology, &TopologyConfig::links, "links", 0, 1024,
+                 "scaleup: links from an endpoint to each switch: one value per switch (every "
+                 "endpoint alike) or one row of them per endpoint");
+  s.add_int_list("topology.switch_links", &C::topology, &TopologyConfig::switch_links, "", 0,
+                 1 << 20,
+                 "scaleup: switch-to-switch links as triples a, b, count (routes take the "
+                 "fewest switch hops and spread over equal choices)");
   // link
   s.add_int("link.lanes", &C::link, &LinkConfig::lanes, "lanes", 1, 64,
             "SerDes lanes per link direction");
@@ -61,7 +90,8 @@ Schema<Config> config_schema() {
             "flit size: the unit of serialization and of credits");
   // switch
   s.add_int("switch.ports", &C::sw, &SwitchConfig::ports, "ports", 2, 1024,
-            "switch radix; one endpoint is attached to each port");
+            "switch radix (ports per chip); with topology.kind=single one endpoint is attached "
+            "to each port");
   s.add_int("switch.vcs", &C::sw, &SwitchConfig::vcs, "VCs", 1, 16,
             "virtual channels per port; each has its own credits and queues");
   s.add_int("switch.input_buffer_flits", &C::sw, &SwitchConfig::input_buffer_flits, "flits", 1,
@@ -96,8 +126,8 @@ Schema<Config> config_schema() {
                "arrival process: bernoulli (each flit slot independently) or bursty (on/off)");
   s.add_real("traffic.burst_packets", &C::traffic, &TrafficConfig::burst_packets, "packets", 1,
              1e9, "bursty process: mean packets per on-period (geometric), sent back to back");
-  s.add_int("traffic.hotspot_port", &C::traffic, &TrafficConfig::hotspot_port, "", 0, 1023,
-            "hotspot pattern: the hot destination");
+  s.add_int("traffic.hotspot_endpoint", &C::traffic, &TrafficConfig::hotspot_endpoint, "", 0,
+            4095, "hotspot pattern: the hot destination endpoint");
   s.add_real("traffic.hotspot_fraction", &C::traffic, &TrafficConfig::hotspot_fraction, "", 0, 1,
              "hotspot pattern: share of packets sent to the hot destination; the rest is uniform");
   s.add_bool("traffic.allow_self", &C::traffic, &TrafficConfig::allow_self,
@@ -106,7 +136,14 @@ Schema<Config> config_schema() {
   // endpoint
   s.add_int("endpoint.rx_buffer_flits", &C::endpoint, &EndpointConfig::rx_buffer_flits, "flits",
             1, 1 << 24,
-            "endpoint receive buffer, split evenly between VCs; drained as each tail arrives");
+            "endpoint receive buffer per link, split evenly between VCs; drained as each tail "
+            "arrives");
+  s.add_choice("endpoint.link_policy", &C::endpoint, &EndpointConfig::link_policy, kLinkPolicies,
+               "which of its links an endpoint sends a packet on: stripe (by address, "
+               "interleaved every endpoint.stripe_bytes, as NVLink does), round_robin, random");
+  s.add_int("endpoint.stripe_bytes", &C::endpoint, &EndpointConfig::stripe_bytes, "B", 1,
+            1 << 30, "address interleaving granularity across an endpoint's links (and across a "
+            "switch's parallel links to one destination)");
   return s;
 }
 
@@ -139,26 +176,28 @@ void validate(const Config& c) {
   if (c.sw.queueing != Queueing::kOutput && c.sw.output_buffer_flits < L)
     fail("switch.output_buffer_flits=" + std::to_string(c.sw.output_buffer_flits) +
          " is smaller than one packet (traffic.packet_flits=" + ls + ")");
-  if (c.traffic.hotspot_port >= c.sw.ports)
-    fail("traffic.hotspot_port=" + std::to_string(c.traffic.hotspot_port) +
-         " does not exist on a switch with switch.ports=" + std::to_string(c.sw.ports) +
-         " (allowed 0.." + std::to_string(c.sw.ports - 1) + ")");
-  const std::int64_t n = c.sw.ports;
+  const std::int64_t n = endpoint_count(c);
+  const std::string nkey = (c.topology.kind == TopologyKind::kSingle ? "switch.ports="
+                                                                       : "topology.endpoints=") +
+                           std::to_string(n);
+  if (c.traffic.hotspot_endpoint >= n)
+    fail("traffic.hotspot_endpoint=" + std::to_string(c.traffic.hotspot_endpoint) +
+         " does not exist with " + nkey + " endpoints (allowed 0.." + std::to_string(n - 1) + ")");
   const std::string pn = to_string(c.traffic.pattern);
   switch (c.traffic.pattern) {
     case Pattern::kTranspose: {
       const auto k = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
       if (k * k != n)
-        fail("traffic.pattern=transpose needs switch.ports to be a perfect square, got " +
-             std::to_string(n));
+        fail("traffic.pattern=transpose needs the endpoint count to be a perfect square, got " +
+             nkey);
       break;
     }
     case Pattern::kBitReverse:
     case Pattern::kBitComplement:
     case Pattern::kShuffle:
       if (!is_pow2(n))
-        fail("traffic.pattern=" + pn + " needs switch.ports to be a power of two, got " +
-             std::to_string(n));
+        fail("traffic.pattern=" + pn + " needs the endpoint count to be a power of two, got " +
+             nkey);
       break;
     default:
       break;
@@ -169,6 +208,12 @@ void validate(const Config& c) {
   if (switch_cycle_ps(c.sw) < 1) fail("switch.clock_ghz gives a cycle below 1 ps");
   if (ns_to_ps(c.link.latency_ns) < 1) fail("link.latency_ns must be at least 0.001 ns");
   if (ns_to_ps(c.sim.duration_ns) < 1) fail("sim.duration_ns must be at least 0.001 ns");
+  if (c.traffic.pattern != Pattern::kUniform && c.traffic.pattern != Pattern::kHotspot &&
+      c.traffic.pattern != Pattern::kPermutation && n < 2)
+    fail("traffic.pattern=" + pn + " needs at least 2 endpoints, got " + nkey);
+  if (!c.traffic.allow_self && n < 2)
+    fail("traffic.allow_self=false needs at least 2 endpoints, got " + nkey);
+  build_topology(c);  // wiring, port budgets, reachability
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {

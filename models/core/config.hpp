@@ -25,6 +25,8 @@ enum class Pattern {
   kTornado
 };
 enum class Process { kBernoulli, kBursty };
+enum class TopologyKind { kSingle, kScaleUp };
+enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -59,17 +61,33 @@ struct TrafficConfig {
   std::int64_t packet_flits = 9;
   Process process = Process::kBernoulli;
   double burst_packets = 8;
-  std::int64_t hotspot_port = 0;
+  std::int64_t hotspot_endpoint = 0;
   double hotspot_fraction = 0.2;
   bool allow_self = true;
 };
 
 struct EndpointConfig {
   std::int64_t rx_buffer_flits = 512;
+  LinkPolicy link_policy = LinkPolicy::kStripe;
+  std::int64_t stripe_bytes = 128;
+};
+
+// Which endpoints and switch chips exist and how they are wired (see
+// models/core/topology.hpp for the derived ports and routes).
+struct TopologyConfig {
+  TopologyKind kind = TopologyKind::kSingle;
+  std::int64_t endpoints = 8;
+  std::int64_t switches = 4;
+  // Links from an endpoint to each switch: `switches` values (every endpoint
+  // alike) or endpoints x switches values (row-major, a row per endpoint).
+  std::vector<std::int64_t> links = {1};
+  // Switch-to-switch links as triples (switch a, switch b, count).
+  std::vector<std::int64_t> switch_links = {};
 };
 
 struct Config {
   SimConfig sim;
+  TopologyConfig topology;
   LinkConfig link;
   SwitchConfig sw;
   TrafficConfig traffic;
@@ -101,5 +119,9 @@ Ps switch_cycle_ps(const SwitchConfig& s);
 std::string to_string(Queueing q);
 std::string to_string(AllocatorKind a);
 std::string to_string(Pattern p);
+std::string to_string(TopologyKind k);
+
+// Number of endpoints the topology has (switch.ports for a single switch).
+int endpoint_count(const Config& c);
 
 }  // namespace fabricsim

@@ -20,8 +20,10 @@ struct Packet {
   Ps t_inject = 0;           // head started serialising at the source
   Ps t_head = 0;             // head fully received at the current hop
   Ps t_ready = 0;            // head available in the current output buffer
-  std::int32_t src = 0;
-  std::int32_t dst = 0;
+  std::uint64_t addr = 0;    // byte address at the destination (drives link striping)
+  std::int32_t src = 0;      // source endpoint
+  std::int32_t dst = 0;      // destination endpoint
+  std::int32_t out_port = 0; // output port at the current switch (set on arrival)
   std::uint16_t flits = 1;
   std::uint8_t vc = 0;
   bool live = false;

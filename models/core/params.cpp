@@ -20,6 +20,8 @@ std::string ParamInfo::type_name() const {
       return "bool";
     case ParamType::kChoice:
       return "choice";
+    case ParamType::kIntList:
+      return "int list";
   }
   return "?";
 }
@@ -45,6 +47,8 @@ std::string ParamInfo::allowed() const {
       for (size_t i = 0; i < choices.size(); ++i) s += (i ? " | " : "") + choices[i];
       return s;
     }
+    case ParamType::kIntList:
+      return "list of integers in [" + std::to_string(imin) + ", " + std::to_string(imax) + "]";
   }
   return "?";
 }
@@ -79,6 +83,37 @@ double parse_real(const ParamInfo& p, const std::string& text) {
   return v;
 }
 
+std::vector<std::int64_t> parse_int_list(const ParamInfo& p, const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::string item;
+  auto flush = [&] {
+    if (item.empty()) return;
+    const char* s = item.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE)
+      bad_value(p, text, "has an item '" + item + "' that is not an integer");
+    if (v < p.imin || v > p.imax) bad_value(p, text, "has an item " + item + " out of range");
+    out.push_back(v);
+    item.clear();
+  };
+  for (char ch : text) {
+    if (ch == ',' || ch == ';' || ch == ' ' || ch == '\t' || ch == '[' || ch == ']')
+      flush();
+    else
+      item += ch;
+  }
+  flush();
+  return out;
+}
+
+std::string format_int_list(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
 bool parse_bool(const ParamInfo& p, const std::string& text) {
   if (text == "true" || text == "True" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "False" || text == "no" || text == "off") return false;
@@ -98,8 +133,25 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 namespace {
+// Joins the scalars of a (possibly nested) sequence with ','.
+void join_sequence(const YAML::Node& n, const std::string& key, const std::string& origin,
+                   std::string& out) {
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const YAML::Node item = *it;  // by value: the iterator yields a proxy
+    if (item.IsSequence()) {
+      join_sequence(item, key, origin, out);
+    } else if (item.IsScalar()) {
+      if (!out.empty()) out += ",";
+      out += item.Scalar();
+    } else {
+      throw ConfigError(origin + ": config key '" + key +
+                        "' is a list whose items must be numbers (or lists of numbers)");
+    }
+  }
+}
+
 void flatten(const YAML::Node& n, const std::string& prefix, const std::string& origin,
-             std::vector<std::pair<std::string, std::string>>& out) {
+             std::vector<YamlLeaf>& out) {
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string key = prefix.empty() ? it->first.as<std::string>()
                                            : prefix + "." + it->first.as<std::string>();
@@ -107,20 +159,20 @@ void flatten(const YAML::Node& n, const std::string& prefix, const std::string& 
     if (v.IsMap()) {
       flatten(v, key, origin, out);
     } else if (v.IsScalar()) {
-      out.emplace_back(key, v.Scalar());
+      out.push_back(YamlLeaf{key, v.Scalar(), false});
     } else if (v.IsNull()) {
       throw ConfigError(origin + ": config key '" + key + "' has no value");
     } else {
-      throw ConfigError(origin + ": config key '" + key +
-                        "' is a list; a single value (number, boolean or name) is expected");
+      std::string text;
+      join_sequence(v, key, origin, text);
+      out.push_back(YamlLeaf{key, text, true});
     }
   }
 }
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> flatten_yaml(const YAML::Node& root,
-                                                              const std::string& origin) {
-  std::vector<std::pair<std::string, std::string>> out;
+std::vector<YamlLeaf> flatten_yaml(const YAML::Node& root, const std::string& origin) {
+  std::vector<YamlLeaf> out;
   if (!root || root.IsNull()) return out;  // an empty file: all defaults
   if (!root.IsMap())
     throw ConfigError(origin + ": the top level must be a mapping of keys (e.g. 'link:')");

@@ -21,7 +21,7 @@ class Node;
 
 namespace fabricsim {
 
-enum class ParamType { kInt, kReal, kBool, kChoice };
+enum class ParamType { kInt, kReal, kBool, kChoice, kIntList };
 
 struct ParamInfo {
   std::string key;
@@ -29,7 +29,7 @@ struct ParamInfo {
   std::string unit;         // "" for dimensionless
   std::string description;  // one line
   double min = 0, max = 0;  // inclusive range for kReal (and kInt, as doubles)
-  std::int64_t imin = 0, imax = 0;  // exact inclusive range for kInt
+  std::int64_t imin = 0, imax = 0;  // exact inclusive range for kInt and each kIntList item
   bool min_exclusive = false;
   std::vector<std::string> choices;  // kChoice
 
@@ -42,6 +42,17 @@ std::int64_t parse_int(const ParamInfo& p, const std::string& text);
 double parse_real(const ParamInfo& p, const std::string& text);
 bool parse_bool(const ParamInfo& p, const std::string& text);
 std::string format_real(double v);
+// A list of integers: items separated by ',' ';' or blanks (YAML sequences,
+// also nested ones, arrive here joined by ',').
+std::vector<std::int64_t> parse_int_list(const ParamInfo& p, const std::string& text);
+std::string format_int_list(const std::vector<std::int64_t>& v);
+
+// One leaf of a YAML configuration, with its dotted key.
+struct YamlLeaf {
+  std::string key;
+  std::string text;
+  bool is_list = false;
+};
 
 // Type-erased schema core: keys, how to parse into a config, how to render a value.
 template <class Config>
@@ -94,6 +105,21 @@ class Schema {
                         }});
   }
 
+  template <class Sec>
+  void add_int_list(std::string key, Sec Config::*sec, std::vector<std::int64_t> Sec::*field,
+                    std::string unit, std::int64_t lo, std::int64_t hi, std::string desc) {
+    ParamInfo p = make(std::move(key), ParamType::kIntList, std::move(unit), std::move(desc));
+    p.min = static_cast<double>(lo);
+    p.max = static_cast<double>(hi);
+    p.imin = lo;
+    p.imax = hi;
+    entries_.push_back({p,
+                        [p, sec, field](Config& c, const std::string& t) {
+                          (c.*sec).*field = parse_int_list(p, t);
+                        },
+                        [sec, field](const Config& c) { return format_int_list((c.*sec).*field); }});
+  }
+
   // An enum chosen by name; `names` lists (name, value) in documentation order.
   template <class Sec, class E>
   void add_choice(std::string key, Sec Config::*sec, E Sec::*field,
@@ -120,8 +146,9 @@ class Schema {
   const std::vector<Entry>& entries() const { return entries_; }
 
   // Sets `key` from its text form. Unknown keys are an error naming the
-  // closest known key.
-  void set(Config& c, const std::string& key, const std::string& text) const;
+  // closest known key; a list given to a single-valued key is an error.
+  void set(Config& c, const std::string& key, const std::string& text,
+           bool is_list = false) const;
   // Parses "key=value".
   void set_assignment(Config& c, const std::string& assignment) const;
   // Applies every leaf of a YAML mapping; nested maps join keys with '.'.
@@ -144,10 +171,11 @@ class Schema {
 // Edit distance, for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
-// Flattens a YAML mapping into (dotted key, scalar text) pairs, in file order.
-// Throws ConfigError for sequences, null values or non-mapping roots.
-std::vector<std::pair<std::string, std::string>> flatten_yaml(const YAML::Node& root,
-                                                              const std::string& origin);
+// Flattens a YAML mapping into leaves (dotted key, text), in file order.
+// Sequences of scalars (nested at any depth) become one leaf with the items
+// joined by ','. Throws ConfigError for null values, maps inside sequences or
+// a non-mapping root.
+std::vector<YamlLeaf> flatten_yaml(const YAML::Node& root, const std::string& origin);
 
 template <class Config>
 std::string Schema<Config>::closest_key(const std::string& key) const {
@@ -164,9 +192,13 @@ std::string Schema<Config>::closest_key(const std::string& key) const {
 }
 
 template <class Config>
-void Schema<Config>::set(Config& c, const std::string& key, const std::string& text) const {
+void Schema<Config>::set(Config& c, const std::string& key, const std::string& text,
+                         bool is_list) const {
   for (auto& e : entries_)
     if (e.info.key == key) {
+      if (is_list && e.info.type != ParamType::kIntList)
+        throw ConfigError("config key '" + key + "' is a list; a single value (" +
+                          e.info.allowed() + ") is expected");
       e.set(c, text);
       return;
     }
@@ -188,9 +220,9 @@ void Schema<Config>::set_assignment(Config& c, const std::string& assignment) co
 template <class Config>
 void Schema<Config>::apply_yaml(Config& c, const YAML::Node& root,
                                 const std::string& origin) const {
-  for (auto& kv : flatten_yaml(root, origin)) {
+  for (auto& leaf : flatten_yaml(root, origin)) {
     try {
-      set(c, kv.first, kv.second);
+      set(c, leaf.key, leaf.text, leaf.is_list);
     } catch (const ConfigError& e) {
       throw ConfigError(origin + ": " + e.what());
     }

@@ -10,7 +10,7 @@ TrafficPattern::TrafficPattern(const TrafficConfig& t, int ports, std::uint64_t 
       ports_(ports),
       allow_self_(t.allow_self),
       hot_fraction_(t.hotspot_fraction),
-      hot_port_(static_cast<int>(t.hotspot_port)) {
+      hot_port_(static_cast<int>(t.hotspot_endpoint)) {
   while ((1 << bits_) < ports_) ++bits_;
   side_ = static_cast<int>(std::lround(std::sqrt(static_cast<double>(ports_))));
   if (pattern_ == Pattern::kPermutation) {

@@ -8,7 +8,7 @@ namespace fabricsim {
 
 Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, int id,
                    const Config& cfg, const TrafficPattern& pattern, PacketPool& pool,
-                   SinkStats& sink, Window window)
+                   SinkStats& sink, Window window, int links)
     : TimedModule(name, scheduler),
       id_(id),
       flits_(static_cast<int>(cfg.traffic.packet_flits)),
@@ -16,18 +16,25 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
       process_(cfg.traffic.process),
       load_(cfg.traffic.load),
       burst_packets_(cfg.traffic.burst_packets),
-      slot_ps_(flit_time_ps(cfg.link)),
+      flit_ps_(flit_time_ps(cfg.link)),
+      policy_(cfg.endpoint.link_policy),
+      stripe_bytes_(static_cast<std::uint64_t>(cfg.endpoint.stripe_bytes)),
+      packet_bytes_(static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg.traffic.packet_flits - 1)) *
+                    static_cast<std::uint64_t>(cfg.link.flit_bytes)),
       window_(window),
       pattern_(pattern),
       pool_(pool),
       sink_(sink),
       rng_(static_cast<std::uint64_t>(cfg.sim.seed), 1000u + static_cast<std::uint64_t>(id)),
-      source_(static_cast<size_t>(vcs_)) {
+      ports_(static_cast<size_t>(links)),
+      next_addr_(static_cast<size_t>(endpoint_count(cfg)), 0),
+      idle_empty_links_(links) {
+  for (auto& p : ports_) p.source.resize(static_cast<size_t>(vcs_));
   if (load_ <= 0.0) {
     exhausted_ = true;
   } else if (process_ == Process::kBernoulli) {
     next_slot_ = rng_.geometric(load_ / flits_);
-    if (next_slot_ > kNever / slot_ps_ / 2) exhausted_ = true;
+    if (next_slot_ > kNever / flit_ps_ / 2) exhausted_ = true;
   } else {
     // Start in an idle gap so the endpoints' bursts are not aligned.
     burst_left_ = 0;
@@ -36,19 +43,17 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
   }
 }
 
-void Endpoint::connect(Link* tx, Link* rx) {
-  tx_ = tx;
-  rx_ = rx;
+void Endpoint::connect(int port, Link* tx, Link* rx) {
+  ports_[static_cast<size_t>(port)].tx = tx;
+  ports_[static_cast<size_t>(port)].rx = rx;
 }
 
-void Endpoint::start_of_simulation() {
-  if (!exhausted_) schedule_try(next_slot_ * slot_ps_);
-}
+void Endpoint::start_of_simulation() { ensure_generation_wake(); }
 
 void Endpoint::draw_next() {
   advance_slot();
   // A load so small that the next packet lies beyond representable time.
-  if (next_slot_ > kNever / slot_ps_ / 2) exhausted_ = true;
+  if (next_slot_ > kNever / flit_ps_ / 2) exhausted_ = true;
 }
 
 void Endpoint::advance_slot() {
@@ -70,95 +75,146 @@ void Endpoint::advance_slot() {
   next_slot_ += gap;
 }
 
-void Endpoint::generate_until(Ps t) {
+int Endpoint::pick_link(int dst, std::uint64_t addr) {
+  const auto k = static_cast<std::uint64_t>(ports_.size());
+  if (k == 1) return 0;
+  switch (policy_) {
+    case LinkPolicy::kStripe:
+      return static_cast<int>((addr / stripe_bytes_) % k);
+    case LinkPolicy::kRoundRobin:
+      rr_link_ = (rr_link_ + 1) % static_cast<int>(k);
+      return rr_link_;
+    case LinkPolicy::kRandom:
+      return static_cast<int>(rng_.below(k));
+  }
+  (void)dst;
+  return 0;
+}
+
+void Endpoint::generate_until(Ps t, int trying, Wake wake) {
   if (exhausted_) return;
-  while (next_slot_ * slot_ps_ <= t) {
-    const Ps t_gen = next_slot_ * slot_ps_;
+  while (slot_time(next_slot_) <= t) {
+    const Ps t_gen = slot_time(next_slot_);
     const int dst = pattern_.destination(id_, rng_);
     const int vc = vcs_ > 1 ? static_cast<int>(rng_.below(static_cast<std::uint64_t>(vcs_))) : 0;
-    source_[static_cast<size_t>(vc)].push_back(Queued{t_gen, dst});
+    std::uint64_t& next = next_addr_[static_cast<size_t>(dst)];
+    const std::uint64_t addr = next;
+    next += packet_bytes_;
+    const int l = pick_link(dst, addr);
+    Port& port = ports_[static_cast<size_t>(l)];
+    port.source[static_cast<size_t>(vc)].push_back(Queued{t_gen, addr, dst});
+    if (port.queued++ == 0) {
+      --idle_empty_links_;
+      if (wake != Wake::kNone && l != trying) {
+        if (port.tx->free_at() > t)
+          schedule_try(l, port.tx->free_at());
+        else if (wake == Wake::kAll)
+          schedule_try(l, t);
+      }
+    }
     ++generated_;
     if (window_.contains(t_gen)) offered_flits_window_ += static_cast<std::uint64_t>(flits_);
     draw_next();
+    if (exhausted_) return;
   }
+}
+
+// Generation needs its own wake-up only while some link has nothing queued
+// (or VCs could unblock one another); backlogged links draw new packets
+// lazily when they free up.
+void Endpoint::ensure_generation_wake() {
+  if (exhausted_ || (idle_empty_links_ == 0 && vcs_ == 1)) return;
+  const Ps t = slot_time(next_slot_);
+  if (gen_at_ != kNever && gen_at_ <= t) return;
+  gen_at_ = t;
+  schedule(t, kItemGen);
 }
 
 std::uint64_t Endpoint::source_queued() const {
   std::uint64_t n = 0;
-  for (auto& q : source_) n += q.size();
+  for (auto& p : ports_) n += p.queued;
   return n;
 }
 
-void Endpoint::schedule_try(Ps t) {
-  if (try_at_ != kNever && try_at_ <= t) return;
-  try_at_ = t;
-  schedule(t, kItemTry);
+void Endpoint::schedule_try(int port, Ps t) {
+  Port& p = ports_[static_cast<size_t>(port)];
+  if (p.try_at != kNever && p.try_at <= t) return;
+  p.try_at = t;
+  schedule(t, kItemTry, static_cast<std::uint32_t>(port));
 }
 
-void Endpoint::try_inject() {
+void Endpoint::try_link(int l) {
+  Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
-  if (tx_->free_at() > t) {
-    schedule_try(tx_->free_at());
+  if (port.tx->free_at() > t) {
+    if (port.queued > 0) schedule_try(l, port.tx->free_at());
     return;
   }
-  generate_until(t);
+  generate_until(t, l, Wake::kAll);
   bool waiting = false;
   for (int k = 0; k < vcs_; ++k) {
-    const int vc = (vc_ptr_ + k) % vcs_;
-    auto& q = source_[static_cast<size_t>(vc)];
+    const int vc = (port.vc_ptr + k) % vcs_;
+    auto& q = port.source[static_cast<size_t>(vc)];
     if (q.empty()) continue;
-    if (!tx_->has_credits(vc, flits_, t)) {
+    if (!port.tx->has_credits(vc, flits_, t)) {
       waiting = true;
       continue;
     }
     const Queued head = q.front();
     q.pop_front();
+    if (--port.queued == 0) ++idle_empty_links_;
     const PacketId id = pool_.alloc();
     Packet& p = pool_.get(id);
     p.t_gen = head.t_gen;
     p.t_inject = t;
+    p.addr = head.addr;
     p.src = id_;
     p.dst = head.dst;
     p.flits = static_cast<std::uint16_t>(flits_);
     p.vc = static_cast<std::uint8_t>(vc);
-    tx_->set_stalled(t, false);
-    tx_->send(id, p, t);
+    port.tx->set_stalled(t, false);
+    port.tx->send(id, p, t);
     ++injected_;
-    vc_ptr_ = (vc + 1) % vcs_;
-    // Next look: when the link frees, or, if nothing is queued, when the
-    // next packet is generated (whichever is later): one wake per packet.
-    Ps next = tx_->free_at();
-    if (source_queued() == 0) {
-      if (exhausted_) return;
-      next = std::max(next, next_slot_ * slot_ps_);
-    }
-    schedule_try(next);
+    port.vc_ptr = (vc + 1) % vcs_;
+    // Backlogged: look again when the link frees; else generation wakes us.
+    if (port.queued > 0) schedule_try(l, port.tx->free_at());
+    ensure_generation_wake();
     return;
   }
-  // Nothing sent: either blocked on credits (the link wakes us when they
-  // return) or the source is empty until the next generation slot.
-  tx_->set_stalled(t, waiting);
-  if (waiting) tx_->wait_for_credits();
-  // With several VCs, a packet generated later may find credits on its own
-  // VC while another VC waits: look again at the next generation too.
-  if (!exhausted_ && (!waiting || vcs_ > 1)) schedule_try(next_slot_ * slot_ps_);
+  // Nothing sent: blocked on credits (the link wakes us when they return)
+  // or nothing queued (generation wakes us).
+  port.tx->set_stalled(t, waiting);
+  if (waiting) port.tx->wait_for_credits();
+  ensure_generation_wake();
 }
 
 void Endpoint::handle(const Item& item) {
   switch (item.kind) {
-    case kItemTry:
-      if (item.time == try_at_) try_at_ = kNever;
-      try_inject();
+    case kItemTry: {
+      Port& p = ports_[item.a];
+      if (item.time == p.try_at) p.try_at = kNever;
+      try_link(static_cast<int>(item.a));
+      break;
+    }
+    case kItemGen:
+      if (item.time == gen_at_) gen_at_ = kNever;
+      generate_until(item.time, -1, Wake::kCallerTries);
+      // Send on every idle link that has work, in this wake-up.
+      for (std::size_t l = 0; l < ports_.size(); ++l)
+        if (ports_[l].queued > 0 && ports_[l].tx->free_at() <= item.time)
+          try_link(static_cast<int>(l));
+      ensure_generation_wake();
       break;
     case kItemCredit:
-      tx_->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
-      try_inject();
+      ports_[item.a].tx->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      try_link(static_cast<int>(item.a));
       break;
     case kItemCreditWake:
-      try_inject();
+      try_link(static_cast<int>(item.a));
       break;
     case kItemArrive: {
-      rx_->arrived();
+      Link* rx = ports_[item.b].rx;
+      rx->arrived();
       const PacketId id = item.a;
       Packet& p = pool_.get(id);
       if (!p.live) throw InvariantError("delivered a packet that is no longer live (duplicate?)");
@@ -175,7 +231,7 @@ void Endpoint::handle(const Item& item) {
       }
       ++delivered_;
       delivered_flits_ += p.flits;
-      rx_->return_credits(p.vc, p.flits, t);
+      rx->return_credits(p.vc, p.flits, t);
       pool_.release(id);
       break;
     }
@@ -185,15 +241,19 @@ void Endpoint::handle(const Item& item) {
 }
 
 void Endpoint::check_end_of_run(Ps end) const {
-  if (source_queued() > 0 && (try_at_ == kNever || try_at_ < end) &&
-      !tx_->sender_will_be_woken(end))
-    throw InvariantError(std::string(name()) + ": " + std::to_string(source_queued()) +
-                         " packets queued but nothing will send them (lost wake-up)");
+  for (std::size_t l = 0; l < ports_.size(); ++l) {
+    const Port& p = ports_[l];
+    if (p.queued > 0 && (p.try_at == kNever || p.try_at < end) &&
+        !p.tx->sender_will_be_woken(end))
+      throw InvariantError(std::string(name()) + " link " + std::to_string(l) + ": " +
+                           std::to_string(p.queued) +
+                           " packets queued but nothing will send them (lost wake-up)");
+  }
 }
 
 void Endpoint::finish(Ps end) {
-  generate_until(end > 0 ? end - 1 : 0);
-  tx_->finish(end);
+  generate_until(end > 0 ? end - 1 : 0, -1, Wake::kNone);
+  for (auto& p : ports_) p.tx->finish(end);
 }
 
 }  // namespace fabricsim

@@ -1,24 +1,29 @@
-// An endpoint (a GPU's port in later issues): a synthetic traffic source with
-// an infinite source queue, and a sink that measures latency.
+// An endpoint (a GPU's ports in later issues): a synthetic traffic source with
+// infinite source queues, and a sink that measures latency. It may have
+// several links (a GPU's NVLinks); each has its own source queues per VC.
 //
-// Source timing: time is cut into flit slots (one link flit time each). The
-// Bernoulli process starts a packet in each slot with probability load / L
-// (L = packet flits), so `load` is the offered fraction of the link's flit
-// rate; the bursty process sends geometric bursts of back-to-back packets
-// separated by geometric idle gaps with the same mean load. Packets are drawn
-// lazily (only when the link could take one), but their generation times are
-// exact, so latency includes time spent in the source queue.
+// Source timing: time is cut into slots of one flit time divided by the
+// number of links (k). The Bernoulli process starts a packet in each slot
+// with probability load / L (L = packet flits), so `load` is the offered
+// fraction of the endpoint's total link flit rate (k links); the bursty
+// process sends geometric bursts of back-to-back packets (at the k links'
+// rate) separated by geometric idle gaps with the same mean load. Each packet
+// goes to one link chosen by endpoint.link_policy: `stripe` interleaves the
+// addresses of each destination's stream over the links every
+// endpoint.stripe_bytes, as NVLink does. Packets are drawn lazily (only when
+// a link could take one or sits idle), but their generation times are exact,
+// so latency includes time spent in the source queue.
 //
 // Sink timing: a packet is delivered when its tail arrives; the receive
 // buffer drains at once, so its credits leave at that moment.
 #pragma once
 #include <cstdint>
-#include "models/core/ring.hpp"
 #include <vector>
 
 #include "models/core/config.hpp"
 #include "models/core/histogram.hpp"
 #include "models/core/packet.hpp"
+#include "models/core/ring.hpp"
 #include "models/core/rng.hpp"
 #include "models/core/traffic_pattern.hpp"
 #include "models/sc/link.hpp"
@@ -35,9 +40,11 @@ struct SinkStats {
 class Endpoint : public TimedModule {
  public:
   Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
-           const TrafficPattern& pattern, PacketPool& pool, SinkStats& sink, Window window);
+           const TrafficPattern& pattern, PacketPool& pool, SinkStats& sink, Window window,
+           int links = 1);
 
-  void connect(Link* tx, Link* rx);
+  // Port `port`'s outgoing and incoming links.
+  void connect(int port, Link* tx, Link* rx);
   // Draws the packets generated up to `end` (so the offered load and source
   // backlog are complete) and closes open stall intervals.
   void finish(Ps end);
@@ -45,6 +52,7 @@ class Endpoint : public TimedModule {
   void check_end_of_run(Ps end) const;
 
   int id() const { return id_; }
+  int links() const { return static_cast<int>(ports_.size()); }
   std::uint64_t generated() const { return generated_; }
   std::uint64_t injected() const { return injected_; }
   std::uint64_t delivered() const { return delivered_; }
@@ -59,15 +67,31 @@ class Endpoint : public TimedModule {
   void start_of_simulation() override;
 
  private:
-  enum : std::uint16_t { kItemTry = 16 };
+  enum : std::uint16_t { kItemTry = 16, kItemGen = 17 };
   struct Queued {
     Ps t_gen;
+    std::uint64_t addr;
     std::int32_t dst;
   };
+  struct Port {
+    Link* tx = nullptr;
+    Link* rx = nullptr;
+    std::vector<Ring<Queued>> source;  // per VC
+    std::uint64_t queued = 0;
+    int vc_ptr = 0;
+    Ps try_at = kNever;
+  };
 
-  void try_inject();
-  void schedule_try(Ps t);
-  void generate_until(Ps t);
+  void try_link(int port);
+  void schedule_try(int port, Ps t);
+  // Draws the packets generated up to t into the links' queues. A link that
+  // gets its first packet is woken: when it frees if busy; at t if idle,
+  // unless it is `trying` or the caller tries idle links itself (kCallerTries).
+  enum class Wake { kAll, kCallerTries, kNone };
+  void generate_until(Ps t, int trying, Wake wake);
+  void ensure_generation_wake();
+  int pick_link(int dst, std::uint64_t addr);
+  Ps slot_time(std::uint64_t slot) const { return slot * flit_ps_ / ports_.size(); }
   void draw_next();     // advances next_slot_ to the next packet start
   void advance_slot();  // the arrival process itself
 
@@ -77,22 +101,25 @@ class Endpoint : public TimedModule {
   Process process_;
   double load_;
   double burst_packets_;
-  Ps slot_ps_;
+  Ps flit_ps_;
+  LinkPolicy policy_;
+  std::uint64_t stripe_bytes_;
+  std::uint64_t packet_bytes_;  // address advance per packet (its payload, at least a flit)
   Window window_;
   const TrafficPattern& pattern_;
   PacketPool& pool_;
   SinkStats& sink_;
   Rng rng_;
-  Link* tx_ = nullptr;
-  Link* rx_ = nullptr;
+  std::vector<Port> ports_;
+  std::vector<std::uint64_t> next_addr_;  // per destination: its address stream
+  int rr_link_ = 0;
 
   // Source state.
   std::uint64_t next_slot_ = 0;
   bool exhausted_ = false;  // load 0: never generates
   std::uint64_t burst_left_ = 0;
-  std::vector<Ring<Queued>> source_;  // per VC
-  int vc_ptr_ = 0;
-  Ps try_at_ = kNever;
+  Ps gen_at_ = kNever;
+  int idle_empty_links_ = 0;  // links with nothing queued (generation must wake)
 
   std::uint64_t generated_ = 0;
   std::uint64_t injected_ = 0;

@@ -9,36 +9,64 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
       cfg_(cfg),
       window_{ns_to_ps(cfg.sim.warmup_ns), ns_to_ps(cfg.sim.warmup_ns) + ns_to_ps(cfg.sim.duration_ns)},
       scheduler_("kernel"),
-      pattern_(cfg.traffic, static_cast<int>(cfg.sw.ports), static_cast<std::uint64_t>(cfg.sim.seed)) {
+      topo_(build_topology(cfg)),
+      pattern_(cfg.traffic, topo_.endpoints, static_cast<std::uint64_t>(cfg.sim.seed)) {
   validate(cfg_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw InvariantError("fabricsim needs the SystemC time resolution to be 1 ps");
-  const int n = static_cast<int>(cfg.sw.ports);
   const int vcs = static_cast<int>(cfg.sw.vcs);
   const Ps flit = flit_time_ps(cfg.link);
   const Ps lat = ns_to_ps(cfg.link.latency_ns);
+  const int switch_credits = static_cast<int>(cfg.sw.input_buffer_flits / vcs);
+  const int endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
   const std::string base = std::string(this->name()) + ".";
 
-  switch_ = std::make_unique<Switch>("sw0", scheduler_, cfg_, pool_, window_);
-  for (int i = 0; i < n; ++i) {
-    const std::string ep = "ep" + std::to_string(i);
-    endpoints_.push_back(
-        std::make_unique<Endpoint>(ep.c_str(), scheduler_, i, cfg_, pattern_, pool_, sink_, window_));
-    Endpoint& e = *endpoints_.back();
-    auto up = std::make_unique<Link>(base + ep + ".tx", flit, lat, vcs,
-                                     static_cast<int>(cfg.sw.input_buffer_flits / vcs), window_);
-    auto down = std::make_unique<Link>(base + "sw0.out" + std::to_string(i), flit, lat, vcs,
-                                       static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs),
-                                       window_);
-    up->bind_tx(&e, 0);
-    up->bind_rx(switch_.get(), static_cast<std::uint32_t>(i), /*deliver_at_tail=*/false);
-    down->bind_tx(switch_.get(), static_cast<std::uint32_t>(i));
-    down->bind_rx(&e, 0, /*deliver_at_tail=*/true);
-    e.connect(up.get(), down.get());
-    switch_->connect_input(i, up.get());
-    switch_->connect_output(i, down.get());
-    links_.push_back(std::move(up));
-    links_.push_back(std::move(down));
+  for (int s = 0; s < topo_.switches; ++s)
+    switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
+                                                 cfg_, pool_, window_, topo_.ports_of_switch(s),
+                                                 topo_.routes[static_cast<size_t>(s)]));
+  for (int e = 0; e < topo_.endpoints; ++e)
+    endpoints_.push_back(std::make_unique<Endpoint>(("ep" + std::to_string(e)).c_str(), scheduler_,
+                                                    e, cfg_, pattern_, pool_, sink_, window_,
+                                                    topo_.links_of(e)));
+
+  // Every switch output drives a link into its peer: an endpoint (delivered
+  // at the tail) or another switch's input (cut-through at the head).
+  std::vector<std::vector<Link*>> out(static_cast<size_t>(topo_.switches));
+  for (int s = 0; s < topo_.switches; ++s) {
+    Switch& sw = *switches_[static_cast<size_t>(s)];
+    for (int p = 0; p < topo_.ports_of_switch(s); ++p) {
+      const PortPeer& peer = topo_.switch_ports[static_cast<size_t>(s)][static_cast<size_t>(p)];
+      auto link = std::make_unique<Link>(base + "sw" + std::to_string(s) + ".out" + std::to_string(p),
+                                         flit, lat, vcs, peer.is_switch ? switch_credits : endpoint_credits,
+                                         window_);
+      link->bind_tx(&sw, static_cast<std::uint32_t>(p));
+      if (peer.is_switch) {
+        Switch& to = *switches_[static_cast<size_t>(peer.id)];
+        link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
+        to.connect_input(peer.port, link.get());
+      } else {
+        link->bind_rx(endpoints_[static_cast<size_t>(peer.id)].get(),
+                      static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/true);
+      }
+      sw.connect_output(p, link.get());
+      out[static_cast<size_t>(s)].push_back(link.get());
+      links_.push_back(std::move(link));
+    }
+  }
+  for (int e = 0; e < topo_.endpoints; ++e) {
+    Endpoint& ep = *endpoints_[static_cast<size_t>(e)];
+    for (int k = 0; k < topo_.links_of(e); ++k) {
+      const PortPeer& peer = topo_.endpoint_ports[static_cast<size_t>(e)][static_cast<size_t>(k)];
+      Switch& to = *switches_[static_cast<size_t>(peer.id)];
+      auto link = std::make_unique<Link>(base + "ep" + std::to_string(e) + ".tx" + std::to_string(k),
+                                         flit, lat, vcs, switch_credits, window_);
+      link->bind_tx(&ep, static_cast<std::uint32_t>(k));
+      link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
+      to.connect_input(peer.port, link.get());
+      ep.connect(k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)]);
+      links_.push_back(std::move(link));
+    }
   }
 }
 
@@ -51,7 +79,8 @@ std::uint64_t Fabric::delivered_flits_total() const {
 }
 
 std::uint64_t Fabric::events() const {
-  std::uint64_t n = switch_->events();
+  std::uint64_t n = 0;
+  for (auto& s : switches_) n += s->events();
   for (auto& e : endpoints_) n += e->events();
   return n;
 }
@@ -93,11 +122,13 @@ void Fabric::check_end_of_run() {
     cons_.on_links += l->in_flight();
     l->check_credit_conservation();
   }
-  switch_->finish(end);
-  switch_->check_end_of_run(end);
+  for (auto& s : switches_) {
+    s->finish(end);
+    s->check_end_of_run(end);
+    cons_.in_switch_inputs += s->packets_in_inputs();
+    cons_.in_switch_outputs += s->packets_in_outputs();
+  }
   for (auto& e : endpoints_) e->check_end_of_run(end);
-  cons_.in_switch_inputs = switch_->packets_in_inputs();
-  cons_.in_switch_outputs = switch_->packets_in_outputs();
 
   // Two independent counts must agree: what the components hold, and what
   // the packet pool still has alive.
@@ -112,24 +143,6 @@ void Fabric::check_end_of_run() {
                          std::to_string(cons_.in_flight()));
   if (cons_.generated != cons_.injected + cons_.source_queued)
     throw InvariantError("sources: generated != injected + queued");
-  // Per switch input: flits of packets not yet granted plus flits still on
-  // the wire must equal the credits the upstream link counts as outstanding
-  // (granted packets have had their credit return scheduled).
-  for (int i = 0; i < switch_->ports(); ++i) {
-    const Link& up = *links_[static_cast<size_t>(2 * i)];
-    std::int64_t on_wire = 0;
-    switch_->for_each_pending([&](const Item& it) {
-      if (it.kind == kItemArrive && it.b == static_cast<std::uint32_t>(i))
-        on_wire += pool_.get(it.a).flits;
-    });
-    std::int64_t outstanding = 0;
-    for (int v = 0; v < up.vcs(); ++v) outstanding += up.flits_outstanding(v);
-    const std::int64_t queued = switch_->queued_input_flits(i);
-    if (queued + on_wire != outstanding)
-      throw InvariantError(up.name() + ": " + std::to_string(queued) + " flits queued at the input and " +
-                           std::to_string(on_wire) + " on the wire, but " +
-                           std::to_string(outstanding) + " credits outstanding");
-  }
 }
 
 }  // namespace fabricsim

@@ -1,5 +1,6 @@
-// One simulated fabric: in this release a single N-port switch with one
-// endpoint per port, joined by a link in each direction. Everything a run
+// One simulated fabric: endpoints and switch chips wired as the topology
+// says (a single switch, or a scale-up fabric of several chips), joined by a
+// link in each direction. Everything a run
 // needs lives here (packet pool, statistics, error sink): two Fabric objects
 // can coexist in one process.
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "models/core/config.hpp"
 #include "models/core/packet.hpp"
+#include "models/core/topology.hpp"
 #include "models/core/traffic_pattern.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/link.hpp"
@@ -58,7 +60,8 @@ class Fabric : public sc_core::sc_module {
   const SinkStats& sink() const { return sink_; }
   std::uint64_t events() const;
   std::uint64_t kernel_activations() const { return scheduler_.activations(); }
-  Switch& sw() { return *switch_; }
+  Switch& sw(int s = 0) { return *switches_[static_cast<size_t>(s)]; }
+  const Topology& topology() const { return topo_; }
   Endpoint& endpoint(int i) { return *endpoints_[static_cast<size_t>(i)]; }
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
@@ -71,10 +74,11 @@ class Fabric : public sc_core::sc_module {
   Config cfg_;
   Window window_;
   Scheduler scheduler_;
+  Topology topo_;
   PacketPool pool_;
   SinkStats sink_;
   TrafficPattern pattern_;
-  std::unique_ptr<Switch> switch_;
+  std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<std::unique_ptr<Link>> links_;
   Conservation cons_;

@@ -37,6 +37,9 @@ nlohmann::json config_json(const Config& c) {
       case ParamType::kChoice:
         j[e.info.key] = v;
         break;
+      case ParamType::kIntList:
+        j[e.info.key] = parse_int_list(e.info, v);
+        break;
     }
   }
   return j;
@@ -44,7 +47,10 @@ nlohmann::json config_json(const Config& c) {
 
 nlohmann::json Fabric::stats() const {
   using nlohmann::json;
-  const int n = static_cast<int>(cfg_.sw.ports);
+  const int n = topo_.endpoints;
+  // Throughput is per endpoint as a fraction of its links' flit rate: an
+  // endpoint with k links can inject k flits per flit time.
+  const double endpoint_links = static_cast<double>(topo_.total_endpoint_links());
   const Ps flit = flit_time_ps(cfg_.link);
   const double window_ns = ps_to_ns(window_.length());
   const double cycles = static_cast<double>(window_.length()) / static_cast<double>(flit);
@@ -66,11 +72,12 @@ nlohmann::json Fabric::stats() const {
     offered += e->offered_flits_in_window();
     accepted += e->accepted_flits_in_window();
     packets += e->accepted_packets_in_window();
-    const double a = cycles > 0 ? static_cast<double>(e->accepted_flits_in_window()) / cycles : 0;
+    const double a =
+        cycles > 0 ? static_cast<double>(e->accepted_flits_in_window()) / (cycles * e->links()) : 0;
     min_acc = std::min(min_acc, a);
     max_acc = std::max(max_acc, a);
   }
-  const double denom = cycles * n;
+  const double denom = cycles * endpoint_links;
   const double payload_bytes =
       static_cast<double>(packets) * (L - 1.0) * static_cast<double>(cfg_.link.flit_bytes);
   j["throughput"] = {
@@ -109,24 +116,29 @@ nlohmann::json Fabric::stats() const {
                         {"flits", l->flits_sent()}};
   j["links"] = links;
 
-  const Switch& s = *switch_;
-  json per_port_mean = json::array(), per_port_max = json::array();
-  double mean_sum = 0;
-  int max_all = 0;
-  for (int p = 0; p < s.ports(); ++p) {
-    per_port_mean.push_back(s.mean_input_occupancy(p));
-    per_port_max.push_back(s.max_input_occupancy(p));
-    mean_sum += s.mean_input_occupancy(p);
-    max_all = std::max(max_all, s.max_input_occupancy(p));
+  json switches = json::object();
+  for (std::size_t k = 0; k < switches_.size(); ++k) {
+    const Switch& s = *switches_[k];
+    json per_port_mean = json::array(), per_port_max = json::array();
+    double mean_sum = 0;
+    int max_all = 0;
+    for (int p = 0; p < s.ports(); ++p) {
+      per_port_mean.push_back(s.mean_input_occupancy(p));
+      per_port_max.push_back(s.max_input_occupancy(p));
+      mean_sum += s.mean_input_occupancy(p);
+      max_all = std::max(max_all, s.max_input_occupancy(p));
+    }
+    json sw;
+    sw["ports"] = s.ports();
+    sw["input_buffer_occupancy_flits"] = {{"mean", mean_sum / s.ports()},
+                                          {"max", max_all},
+                                          {"capacity", cfg_.sw.input_buffer_flits},
+                                          {"per_port_mean", per_port_mean},
+                                          {"per_port_max", per_port_max}};
+    sw["allocator"] = {{"cycles", s.allocation_cycles()}, {"grants", s.grants()}};
+    switches[std::string(name()) + ".sw" + std::to_string(k)] = sw;
   }
-  json sw;
-  sw["input_buffer_occupancy_flits"] = {{"mean", mean_sum / s.ports()},
-                                        {"max", max_all},
-                                        {"capacity", cfg_.sw.input_buffer_flits},
-                                        {"per_port_mean", per_port_mean},
-                                        {"per_port_max", per_port_max}};
-  sw["allocator"] = {{"cycles", s.allocation_cycles()}, {"grants", s.grants()}};
-  j["switches"] = {{std::string(name()) + ".sw0", sw}};
+  j["switches"] = switches;
   j["config"] = config_json(cfg_);
   return j;
 }

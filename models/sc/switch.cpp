@@ -8,9 +8,12 @@
 namespace fabricsim {
 
 Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-               PacketPool& pool, Window window)
+               PacketPool& pool, Window window, int ports,
+               std::vector<std::vector<int>> routes)
     : TimedModule(name, scheduler),
-      ports_(static_cast<int>(cfg.sw.ports)),
+      ports_(ports),
+      routes_(std::move(routes)),
+      stripe_bytes_(static_cast<std::uint64_t>(cfg.endpoint.stripe_bytes)),
       vcs_(static_cast<int>(cfg.sw.vcs)),
       queueing_(cfg.sw.queueing),
       in_capacity_per_vc_(static_cast<int>(cfg.sw.input_buffer_flits / cfg.sw.vcs)),
@@ -143,6 +146,25 @@ void Switch::check_end_of_run(Ps end) {
                              std::to_string(output_buffer_flits_));
     }
   }
+  // Per input: flits of packets not yet granted plus flits still on the wire
+  // must equal the credits the upstream link counts as outstanding (granted
+  // packets have had their credit return scheduled).
+  for (int i = 0; i < ports_; ++i) {
+    const Link& up = *inputs_[static_cast<size_t>(i)].link;
+    std::int64_t on_wire = 0;
+    for_each_pending([&](const Item& it) {
+      if (it.kind == kItemArrive && it.b == static_cast<std::uint32_t>(i))
+        on_wire += pool_.get(it.a).flits;
+    });
+    std::int64_t outstanding = 0;
+    for (int v = 0; v < up.vcs(); ++v) outstanding += up.flits_outstanding(v);
+    const std::int64_t queued = queued_input_flits(i);
+    if (queued + on_wire != outstanding)
+      throw InvariantError(up.name() + ": " + std::to_string(queued) +
+                           " flits queued at the input and " + std::to_string(on_wire) +
+                           " on the wire, but " + std::to_string(outstanding) +
+                           " credits outstanding");
+  }
   // Liveness: waiting packets need a scheduled allocation, unless each is
   // blocked on output-buffer space whose release will call for one.
   if (pending_total_ > 0 && tick_at_ == kNever) {
@@ -150,7 +172,7 @@ void Switch::check_end_of_run(Ps end) {
       const Input& in = inputs_[static_cast<size_t>(i)];
       for (const PacketQueue& q : in.queues) {
         if (q.empty()) continue;
-        const int o = pool_.get(q.front()).dst;
+        const int o = pool_.get(q.front()).out_port;
         if (!outputs_[static_cast<size_t>(o)].space_waiter)
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
@@ -201,9 +223,15 @@ void Switch::arrive(PacketId id, int port) {
   in.link->arrived();
   Packet& p = pool_.get(id);
   const Ps t = now();
-  if (p.dst < 0 || p.dst >= ports_)
-    throw InvariantError("packet " + std::to_string(p.serial) + " has no route: destination " +
+  // Route: the output ports toward the destination endpoint; with several
+  // (parallel links, planes) the address picks one, so an address stream is
+  // spread evenly and each address always takes the same path (in order).
+  if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
+      routes_[static_cast<size_t>(p.dst)].empty())
+    throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
                          std::to_string(p.dst));
+  const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
+  p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
   apply_departures(in, t);
   int& occ = in.occupancy[p.vc];
   if (occ + p.flits > in_capacity_per_vc_)
@@ -217,14 +245,14 @@ void Switch::arrive(PacketId id, int port) {
   if (queueing_ == Queueing::kOutput) {
     const Ps tail = t + static_cast<Ps>(p.flits - 1) * flit_ps_;
     leave_input(in, p.vc, p.flits, t, tail);
-    enqueue_output(p.dst, id, edge_at_or_after(t, cycle_ps_) + pipeline_ps_);
+    enqueue_output(p.out_port, id, edge_at_or_after(t, cycle_ps_) + pipeline_ps_);
     return;
   }
   if (queueing_ == Queueing::kFifo) {
     in.queues[p.vc].push(pool_, id);
   } else {
-    voq(in, p.vc, p.dst).push(pool_, id);
-    in.nonempty[p.vc].set(p.dst);
+    voq(in, p.vc, p.out_port).push(pool_, id);
+    in.nonempty[p.vc].set(p.out_port);
   }
   ++in.pending;
   ++pending_total_;
@@ -287,7 +315,7 @@ void Switch::allocate(Ps e) {
       };
       if (queueing_ == Queueing::kFifo) {
         const PacketQueue& q = in.queues[static_cast<size_t>(v)];
-        if (!q.empty()) consider(pool_.get(q.front()).dst, q.front());
+        if (!q.empty()) consider(pool_.get(q.front()).out_port, q.front());
         continue;
       }
       const PortSet& nonempty = in.nonempty[static_cast<size_t>(v)];
@@ -343,7 +371,7 @@ void Switch::grant(int i, int o, Ps e) {
     const int v = (in.vc_ptr + k) % vcs_;
     PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
                                                    : voq(in, v, o);
-    if (!q.empty() && pool_.get(q.front()).dst == o && head_fits(out, v, q.front())) vc = v;
+    if (!q.empty() && pool_.get(q.front()).out_port == o && head_fits(out, v, q.front())) vc = v;
   }
   if (vc < 0) throw InvariantError("allocator granted a pair without an eligible packet");
   in.vc_ptr = (vc + 1) % vcs_;

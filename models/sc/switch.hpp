@@ -40,8 +40,9 @@ namespace fabricsim {
 
 class Switch : public TimedModule {
  public:
+  // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
   Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-         PacketPool& pool, Window window);
+         PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes);
 
   void connect_input(int port, Link* in);    // upstream -> this input port
   void connect_output(int port, Link* out);  // this output port -> downstream
@@ -129,6 +130,8 @@ class Switch : public TimedModule {
   }
 
   const int ports_;
+  const std::vector<std::vector<int>> routes_;
+  const std::uint64_t stripe_bytes_;
   const int vcs_;
   const Queueing queueing_;
   const int in_capacity_per_vc_;

@@ -71,8 +71,8 @@ TEST(Cli, RunWritesStatsWithTheDocumentedKeys) {
   for (const char* k : {"injected", "delivered", "in_flight", "lost"})
     EXPECT_TRUE(s["conservation"].contains(k)) << k;
   EXPECT_EQ(s["conservation"]["lost"].get<int>(), 0);
-  EXPECT_TRUE(s["links"]["fabric.ep0.tx"].contains("utilization"));
-  EXPECT_TRUE(s["links"]["fabric.ep0.tx"].contains("credit_stall_ns"));
+  EXPECT_TRUE(s["links"]["fabric.ep0.tx0"].contains("utilization"));
+  EXPECT_TRUE(s["links"]["fabric.ep0.tx0"].contains("credit_stall_ns"));
   EXPECT_TRUE(s["switches"]["fabric.sw0"]["input_buffer_occupancy_flits"].contains("mean"));
   EXPECT_EQ(s["config"]["switch.ports"].get<int>(), 16);
   EXPECT_GT(s["sim"]["events"].get<std::uint64_t>(), 0u);

@@ -10,6 +10,7 @@
 
 #include "models/core/config.hpp"
 #include "models/core/rng.hpp"
+#include "models/core/topology.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/switch.hpp"
@@ -117,7 +118,9 @@ struct BareSwitch {
       : cfg(load_config("", sets)), sched((prefix + "kernel").c_str()) {
     const int n = static_cast<int>(cfg.sw.ports), vcs = static_cast<int>(cfg.sw.vcs);
     window = Window{0, ns_to_ps(cfg.sim.warmup_ns + cfg.sim.duration_ns)};
-    sw = std::make_unique<Switch>((prefix + "sw").c_str(), sched, cfg, pool, window);
+    const Topology topo = build_topology(cfg);
+    sw = std::make_unique<Switch>((prefix + "sw").c_str(), sched, cfg, pool, window,
+                                  topo.ports_of_switch(0), topo.routes[0]);
     src = std::make_unique<ScriptedSource>((prefix + "src").c_str(), sched, pool);
     const Ps flit = flit_time_ps(cfg.link), lat = ns_to_ps(cfg.link.latency_ns);
     for (int i = 0; i < n; ++i) {
@@ -264,7 +267,7 @@ TEST(Directed, StarvedVcDoesNotBlockTheOtherVc) {
   fwd.bind_tx(&tx, 0);
   fwd.bind_rx(&rx, 0, true);
   rx.in = &fwd;
-  tx.connect(&fwd, &fwd);
+  tx.connect(0, &fwd, &fwd);
   sc_core::sc_start(sc_core::sc_time::from_value(w.end));
   ASSERT_FALSE(sched.errors().failed()) << sched.errors().message();
   EXPECT_EQ(rx.per_vc[0], 16);  // 32 credits of 2-flit packets, never returned

@@ -38,8 +38,8 @@ struct LinkBench {
     fwd->bind_rx(rx.get(), 0, true);
     back->bind_tx(rx.get(), 0);
     back->bind_rx(tx.get(), 0, true);
-    tx->connect(fwd.get(), back.get());
-    rx->connect(back.get(), fwd.get());
+    tx->connect(0, fwd.get(), back.get());
+    rx->connect(0, back.get(), fwd.get());
   }
   double run() {
     sc_core::sc_start(sc_core::sc_time::from_value(window.end));
@@ -131,7 +131,7 @@ TEST(LinkCredits, ReceiverReturningTooManyCreditsIsDetected) {
   fwd.bind_tx(&tx, 0);
   fwd.bind_rx(&bad, 0, true);
   bad.in = &fwd;
-  tx.connect(&fwd, &fwd);
+  tx.connect(0, &fwd, &fwd);
   sc_core::sc_start(sc_core::sc_time::from_value(w.end));
   ASSERT_TRUE(sched.errors().failed());
   EXPECT_NE(sched.errors().message().find("fwd: receiver returned credits for flits that never crossed"),

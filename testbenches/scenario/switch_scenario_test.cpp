@@ -166,3 +166,58 @@ TEST(SwitchScenario, TwoFabricsInOneProcessAreIndependent) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// DGX H100 wiring (8 GPUs x 4 chips, 5/4/4/5 links): address striping spreads
+// each GPU's traffic evenly over its 18 links, so every chip carries a share
+// proportional to its links, and nothing is lost.
+TEST(ScaleUp, DgxH100StripingSpreadsEvenly) {
+  const Config c = load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml",
+                               {"traffic.load=0.6", "sim.warmup_ns=1000", "sim.duration_ns=20000"});
+  Fabric f("fabric", c);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  EXPECT_NEAR(s["throughput"]["accepted"].get<double>(), 0.6, 0.01);
+  double lo = 1, hi = 0;
+  for (auto& [name, l] : s["links"].items()) {
+    if (name.find(".tx") == std::string::npos) continue;
+    lo = std::min(lo, l["utilization"].get<double>());
+    hi = std::max(hi, l["utilization"].get<double>());
+  }
+  EXPECT_GT(lo, 0.6 * 0.93);
+  EXPECT_LT(hi, 0.6 * 1.07);
+  EXPECT_EQ(s["switches"]["fabric.sw0"]["ports"].get<int>(), 40);
+  EXPECT_EQ(s["switches"]["fabric.sw1"]["ports"].get<int>(), 32);
+  EXPECT_EQ(s["conservation"]["lost"].get<std::int64_t>(), 0);
+}
+
+// Two leaf switches joined by two trunk links: half the uniform traffic
+// crosses; the trunks share it evenly and the run conserves packets.
+TEST(ScaleUp, TwoLeavesWithTrunks) {
+  const Config c = load_config(
+      "", {"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=2",
+           "topology.links=2,0,2,0,2,0,2,0,0,2,0,2,0,2,0,2", "topology.switch_links=0,1,4",
+           "traffic.pattern=uniform", "traffic.allow_self=false", "traffic.load=0.5",
+           "sim.warmup_ns=1000", "sim.duration_ns=20000"});
+  Fabric f("fabric", c);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  EXPECT_NEAR(s["throughput"]["accepted"].get<double>(), 0.5, 0.01);
+  // Trunk ports are 8..11 on each leaf (after the 8 endpoint links).
+  double lo = 1, hi = 0;
+  for (int p = 8; p < 12; ++p) {
+    const double u = s["links"]["fabric.sw0.out" + std::to_string(p)]["utilization"].get<double>();
+    lo = std::min(lo, u);
+    hi = std::max(hi, u);
+  }
+  // 4 endpoints x 2 links x 0.5 load x 4/7 of destinations remote, over 4 trunks.
+  const double expect = 4 * 2 * 0.5 * (4.0 / 7.0) / 4;
+  EXPECT_NEAR(lo, expect, 0.05);
+  EXPECT_NEAR(hi, expect, 0.05);
+  EXPECT_EQ(s["conservation"]["lost"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace fabricsim

@@ -136,8 +136,8 @@ TEST(Config, CrossParameterChecksNameEveryKey) {
   // An ideal output-queued switch has no finite output buffer to check.
   EXPECT_NO_THROW(load_config("", {"switch.output_buffer_flits=4", "switch.queueing=output"}));
 
-  m = error_of([] { load_config("", {"traffic.hotspot_port=64"}); });
-  EXPECT_NE(m.find("traffic.hotspot_port=64"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.hotspot_endpoint=64"}); });
+  EXPECT_NE(m.find("traffic.hotspot_endpoint=64"), std::string::npos) << m;
   EXPECT_NE(m.find("switch.ports=64"), std::string::npos) << m;
 
   m = error_of([] { load_config("", {"traffic.pattern=transpose", "switch.ports=32"}); });

@@ -55,7 +55,7 @@ TEST(TrafficPattern, PermutationIsABijectionFixedBySeed) {
 
 TEST(TrafficPattern, HotspotShare) {
   TrafficConfig t = with(Pattern::kHotspot);
-  t.hotspot_port = 5;
+  t.hotspot_endpoint = 5;
   t.hotspot_fraction = 0.3;
   TrafficPattern tp(t, 10, 1);
   Rng rng(1);

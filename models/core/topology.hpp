@@ -1,0 +1,43 @@
+// The wiring of a fabric, derived from the configuration: which endpoint port
+// connects to which switch port, switch-to-switch links, and the routes each
+// switch uses. Plain C++ (no SystemC), so it is unit-tested on its own and
+// the SystemC fabric only instantiates what it describes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/core/config.hpp"
+
+namespace fabricsim {
+
+// The far end of a port.
+struct PortPeer {
+  bool is_switch = false;  // else an endpoint
+  int id = 0;              // switch or endpoint index
+  int port = 0;            // port index on that switch / endpoint
+};
+
+struct Topology {
+  int endpoints = 0;
+  int switches = 0;
+  std::vector<std::vector<PortPeer>> endpoint_ports;  // [endpoint][port] -> switch port
+  std::vector<std::vector<PortPeer>> switch_ports;    // [switch][port] -> peer
+  // routes[s][d]: output ports of switch s that lead to endpoint d on a
+  // shortest path (fewest switch hops); several = spread over them.
+  std::vector<std::vector<std::vector<int>>> routes;
+
+  int links_of(int endpoint) const {
+    return static_cast<int>(endpoint_ports[static_cast<size_t>(endpoint)].size());
+  }
+  int ports_of_switch(int s) const {
+    return static_cast<int>(switch_ports[static_cast<size_t>(s)].size());
+  }
+  int total_endpoint_links() const;
+};
+
+// Throws ConfigError naming the keys for an impossible wiring: wrong list
+// sizes, a switch needing more than switch.ports ports, an endpoint without
+// links, an endpoint that cannot reach another.
+Topology build_topology(const Config& c);
+
+}  // namespace fabricsim

@@ -1,0 +1,130 @@
+// Topology: wiring, port budgets, routes with spreading, and the errors an
+// impossible wiring gives.
+#include "models/core/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fabricsim {
+namespace {
+
+std::string error_of(const std::vector<std::string>& sets) {
+  try {
+    load_config("", sets);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return "";
+}
+
+TEST(Topology, SingleSwitchOneEndpointPerPort) {
+  const Topology t = build_topology(load_config("", {"switch.ports=8"}));
+  EXPECT_EQ(t.endpoints, 8);
+  EXPECT_EQ(t.switches, 1);
+  for (int e = 0; e < 8; ++e) {
+    ASSERT_EQ(t.links_of(e), 1);
+    EXPECT_EQ(t.endpoint_ports[e][0].port, e);
+    EXPECT_EQ(t.routes[0][e], std::vector<int>{e});
+  }
+}
+
+// DGX H100: 8 GPUs, 4 NVSwitch chips, each GPU's 18 links split 5/4/4/5.
+TEST(Topology, DgxH100Wiring) {
+  const Topology t = build_topology(load_config(
+      "", {"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
+           "topology.links=5,4,4,5"}));
+  EXPECT_EQ(t.total_endpoint_links(), 8 * 18);
+  EXPECT_EQ(t.ports_of_switch(0), 40);
+  EXPECT_EQ(t.ports_of_switch(1), 32);
+  EXPECT_EQ(t.ports_of_switch(2), 32);
+  EXPECT_EQ(t.ports_of_switch(3), 40);
+  for (int e = 0; e < 8; ++e) {
+    ASSERT_EQ(t.links_of(e), 18);
+    // Links ordered by switch: 5 to chip 0, 4 to chip 1, 4 to chip 2, 5 to chip 3.
+    EXPECT_EQ(t.endpoint_ports[e][0].id, 0);
+    EXPECT_EQ(t.endpoint_ports[e][5].id, 1);
+    EXPECT_EQ(t.endpoint_ports[e][9].id, 2);
+    EXPECT_EQ(t.endpoint_ports[e][13].id, 3);
+    EXPECT_EQ(t.endpoint_ports[e][17].id, 3);
+  }
+  // Chip 0 reaches GPU 3 over the 5 links wired to it; each leads back to GPU 3.
+  const auto& r = t.routes[0][3];
+  ASSERT_EQ(r.size(), 5u);
+  for (int p : r) {
+    const PortPeer& peer = t.switch_ports[0][static_cast<size_t>(p)];
+    EXPECT_FALSE(peer.is_switch);
+    EXPECT_EQ(peer.id, 3);
+    // The peer port of the switch port is the endpoint port that points back.
+    EXPECT_EQ(t.endpoint_ports[3][static_cast<size_t>(peer.port)].port, p);
+  }
+}
+
+TEST(Topology, PerEndpointMatrix) {
+  const Topology t = build_topology(load_config(
+      "", {"topology.kind=scaleup", "topology.endpoints=2", "topology.switches=2",
+           "topology.links=2,0,1,3", "topology.switch_links=0,1,1"}));
+  EXPECT_EQ(t.links_of(0), 2);
+  EXPECT_EQ(t.links_of(1), 4);
+  EXPECT_EQ(t.ports_of_switch(0), 4);  // 2 + 1 endpoint links, 1 trunk
+  EXPECT_EQ(t.ports_of_switch(1), 4);  // 3 endpoint links, 1 trunk
+  // Switch 1 reaches endpoint 0 only through the trunk.
+  ASSERT_EQ(t.routes[1][0].size(), 1u);
+  EXPECT_TRUE(t.switch_ports[1][static_cast<size_t>(t.routes[1][0][0])].is_switch);
+}
+
+// Two leaf switches joined by two parallel links; endpoints 0,1 on leaf 0,
+// 2,3 on leaf 1: cross traffic spreads over both trunk links.
+TEST(Topology, SwitchLinksRoutesAndSpreading) {
+  const Topology t = build_topology(load_config(
+      "", {"topology.kind=scaleup", "topology.endpoints=4", "topology.switches=2",
+           "topology.links=1,0,1,0,0,1,0,1", "topology.switch_links=0,1,2"}));
+  EXPECT_EQ(t.ports_of_switch(0), 4);  // 2 endpoints + 2 trunk
+  const auto& r = t.routes[0][2];
+  ASSERT_EQ(r.size(), 2u);
+  for (int p : r) EXPECT_TRUE(t.switch_ports[0][static_cast<size_t>(p)].is_switch);
+  EXPECT_EQ(t.routes[0][1].size(), 1u);  // local: the direct link only
+}
+
+TEST(Topology, LongerPathsTakeTheFewestHops) {
+  // A chain 0 - 1 - 2 plus a shortcut 0 - 2: endpoint on switch 2 is one hop from 0.
+  const Topology t = build_topology(load_config(
+      "", {"topology.kind=scaleup", "topology.endpoints=3", "topology.switches=3",
+           "topology.links=1,0,0,0,1,0,0,0,1", "topology.switch_links=0,1,1,1,2,1,0,2,1"}));
+  const auto& r = t.routes[0][2];
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(t.switch_ports[0][static_cast<size_t>(r[0])].id, 2);
+}
+
+TEST(Topology, ErrorsNameTheKeys) {
+  std::string m = error_of({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
+                            "topology.links=5,4,4"});
+  EXPECT_NE(m.find("topology.links has 3 values"), std::string::npos) << m;
+  EXPECT_NE(m.find("needs 4 (one per switch) or 32"), std::string::npos) << m;
+
+  m = error_of({"topology.kind=scaleup", "topology.endpoints=16", "topology.switches=1",
+                "topology.links=5", "switch.ports=64"});
+  EXPECT_NE(m.find("switch 0 needs 80 ports"), std::string::npos) << m;
+  EXPECT_NE(m.find("switch.ports=64"), std::string::npos) << m;
+
+  m = error_of({"topology.kind=scaleup", "topology.endpoints=2", "topology.switches=2",
+                "topology.links=1,0,0,1"});
+  EXPECT_NE(m.find("endpoint 0 cannot reach endpoint 1"), std::string::npos) << m;
+
+  m = error_of({"topology.kind=scaleup", "topology.endpoints=2", "topology.switches=2",
+                "topology.links=1,0,0,0"});
+  EXPECT_NE(m.find("endpoint 1 has no links"), std::string::npos) << m;
+
+  m = error_of({"topology.kind=scaleup", "topology.switches=2", "topology.links=1,1",
+                "topology.switch_links=0,2,1"});
+  EXPECT_NE(m.find("names switch 2"), std::string::npos) << m;
+  m = error_of({"topology.kind=scaleup", "topology.switches=2", "topology.links=1,1",
+                "topology.switch_links=0,1"});
+  EXPECT_NE(m.find("list of triples"), std::string::npos) << m;
+  m = error_of({"topology.kind=scaleup", "topology.links=1,x"});
+  EXPECT_NE(m.find("item 'x' that is not an integer"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace fabricsim
