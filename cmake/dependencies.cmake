@@ -8,3 +8,5 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
+# GNU MPFR: correctly rounded reference for the reduction ALU test.
+pkg_check_modules(MPFR REQUIRED IMPORTED_TARGET mpfr)

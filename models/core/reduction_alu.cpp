@@ -3,13 +3,15 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace fabricsim {
 
-// fp32 sums and double_to_fp32 use the hardware double -> float conversion.
-// That is IEEE round-to-nearest-even with subnormals in the default floating
-// point environment (SSE on x86-64; the simulator never changes the rounding
-// mode or sets flush-to-zero / denormals-are-zero).
+// fp32 and bf16 sums use the hardware binary32 adder and double_to_fp32 the
+// hardware double -> float conversion. Both are IEEE round-to-nearest-even
+// with subnormals in the default floating point environment (SSE on x86-64,
+// where float arithmetic is not widened). The simulator never changes the
+// rounding mode or sets flush-to-zero / denormals-are-zero.
 static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559,
               "the reduction ALU model needs IEEE binary32 / binary64");
 
@@ -27,125 +29,152 @@ double double_of(std::uint64_t u) {
   return x;
 }
 
+std::uint32_t bits_of(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+float float_of(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
 // An IEEE 754 style binary format: sign, kExp exponent bits, kFrac stored
 // fraction bits, implicit leading 1 for normal numbers.
 template <int kExp, int kFrac>
 struct Format {
   static constexpr int kBias = (1 << (kExp - 1)) - 1;
+  static constexpr int kBits = 1 + kExp + kFrac;
   static constexpr std::uint32_t kSign = 1u << (kExp + kFrac);
   static constexpr std::uint32_t kInf = ((1u << kExp) - 1) << kFrac;
   static constexpr std::uint32_t kNaN = kInf | (1u << (kFrac - 1));  // quiet bit only
-  static constexpr std::uint32_t kMask = (kSign << 1) - 1;
 
   static bool is_nan(std::uint32_t x) { return (x & (kSign - 1)) > kInf; }
+
+  // Double exponent field minus ours: rebiases a normal number.
+  static constexpr std::uint64_t kRebias = static_cast<std::uint64_t>(1023 - kBias) << 52;
+  static constexpr int kDrop = 52 - kFrac;  // double fraction bits we do not have
 
   // Exact: every value of the format is a double (at most 24 significant bits,
   // exponents within double's normal range).
   static double decode(std::uint32_t x) {
-    const std::uint64_t sign = static_cast<std::uint64_t>((x & kSign) != 0) << 63;
-    const std::uint32_t e = (x >> kFrac) & ((1u << kExp) - 1);
-    const std::uint64_t frac = x & ((1u << kFrac) - 1);
-    if (e == (1u << kExp) - 1) {  // Inf, or NaN (returned quiet; only "is NaN" matters)
-      return double_of(sign | (0x7FFull << 52) | (frac ? 1ull << 51 : 0));
+    const std::uint64_t sign = static_cast<std::uint64_t>(x & kSign) << (63 - kExp - kFrac);
+    const std::uint64_t mag = x & (kSign - 1);
+    const std::uint32_t e = static_cast<std::uint32_t>(mag >> kFrac);
+    if (e - 1 < (1u << kExp) - 2) {  // normal (e != 0 and e != all ones)
+      return double_of(sign | ((mag << kDrop) + kRebias));
     }
-    if (e == 0) {
-      if (frac == 0) return double_of(sign);  // signed zero
-      // frac * 2^(1 - bias - kFrac): convert the integer exactly, then scale by
-      // adding to the (normal) double's exponent field.
-      // (Unsigned wrap-around adds the negative scale; the field stays > 0.)
-      const auto scale = static_cast<std::uint64_t>(static_cast<std::int64_t>(1 - kBias - kFrac));
-      return double_of(sign | (bits_of(static_cast<double>(frac)) + (scale << 52)));
+    if (e != 0) {  // Inf, or NaN (returned quiet; only "is NaN" matters)
+      return double_of(sign | (0x7FFull << 52) | (mag > kInf ? 1ull << 51 : 0));
     }
-    const auto de = static_cast<std::uint64_t>(static_cast<int>(e) - kBias + 1023);
-    return double_of(sign | (de << 52) | (frac << (52 - kFrac)));
+    if (mag == 0) return double_of(sign);  // signed zero
+    // Subnormal: mag * 2^(1 - bias - kFrac). Convert the integer exactly, then
+    // scale by adding to the (normal) double's exponent field (unsigned
+    // wrap-around adds the negative scale; the field stays > 0).
+    const auto scale = static_cast<std::uint64_t>(static_cast<std::int64_t>(1 - kBias - kFrac));
+    return double_of(sign | (bits_of(static_cast<double>(mag)) + (scale << 52)));
   }
 
   // Round a double to this format, nearest with ties to even, in one step.
   static std::uint32_t encode(double x) {
     const std::uint64_t d = bits_of(x);
     const std::uint32_t sign = (d >> 63) ? kSign : 0;
-    const int dexp = static_cast<int>((d >> 52) & 0x7FF);
-    std::uint64_t mant = d & ((1ull << 52) - 1);
-    if (dexp == 0x7FF) return mant ? kNaN : (sign | kInf);
-    // Zero or a double subnormal (< 2^-1022): far below half the smallest
-    // subnormal of any target (>= 2^-150), so it rounds to a signed zero.
-    if (dexp == 0) return sign;
-    const int e = dexp - 1023;          // |x| = 1.mant * 2^e
-    if (e > kBias) return sign | kInf;  // |x| >= 2^(emax+1): beyond the overflow threshold
-    mant |= 1ull << 52;                 // 53-bit significand
-    int biased = e + kBias;             // target exponent field if normal
-    int drop = 52 - kFrac;              // low significand bits rounded away
-    std::uint32_t base = 0;
-    if (biased >= 1) {
-      // Normal: q below has the implicit bit, so the field is biased-1 plus q;
-      // a rounding carry out of q (q = 2^(kFrac+1)) steps the exponent, and
-      // from the largest binade lands exactly on the Inf encoding.
-      base = static_cast<std::uint32_t>(biased - 1) << kFrac;
-    } else {
-      // Subnormal: the grid is fixed at 2^(1-bias-kFrac), drop 1-biased more
-      // bits. A carry to 2^kFrac gives the smallest normal's encoding.
-      drop += 1 - biased;
-      if (drop > 63) drop = 63;  // mant < 2^53 < half of 2^63: rounds to 0 either way
+    const std::uint64_t u = d & ~(1ull << 63);  // |x|, ordered like the value
+    // Common case: |x| from our smallest normal up to (not including) the
+    // overflow threshold, max finite + half an ulp. Rebias the exponent in
+    // place and round the fraction: a carry out of the fraction steps the
+    // exponent, and the threshold bound keeps the result finite.
+    constexpr std::uint64_t kMinNormal = static_cast<std::uint64_t>(1023 + 1 - kBias) << 52;
+    constexpr std::uint64_t kOverflow = (static_cast<std::uint64_t>(1023 + kBias) << 52) |
+                                        (((1ull << (kFrac + 1)) - 1) << (kDrop - 1));
+    if (u - kMinNormal < kOverflow - kMinNormal) {
+      return sign | static_cast<std::uint32_t>(round_shift(u - kRebias, kDrop));
     }
-    std::uint64_t q = mant >> drop;
-    const std::uint64_t rem = mant & ((1ull << drop) - 1);
-    const std::uint64_t half = 1ull << (drop - 1);
-    if (rem > half || (rem == half && (q & 1))) ++q;
-    return sign | (base + static_cast<std::uint32_t>(q));
+    if (u >= kOverflow) return u > (0x7FFull << 52) ? kNaN : (sign | kInf);
+    // Below our smallest normal. Zero or a double subnormal (< 2^-1022) is far
+    // below half the smallest subnormal of any target (>= 2^-150): signed zero.
+    const int dexp = static_cast<int>(u >> 52);
+    if (dexp == 0) return sign;
+    // Subnormal grid 2^(1-bias-kFrac): keep the 53-bit significand shifted by
+    // kDrop plus the distance to the smallest normal exponent. A carry to
+    // 2^kFrac gives the smallest normal's encoding, as it should.
+    const std::uint64_t mant = (u & ((1ull << 52) - 1)) | (1ull << 52);
+    const int drop = kDrop + (1 - kBias) - (dexp - 1023);  // > kDrop
+    if (drop > 63) return sign;  // mant < 2^53 <= half of 2^drop: rounds to 0
+    return sign | static_cast<std::uint32_t>(round_shift(mant, drop));
+  }
+
+  // v / 2^n rounded to nearest, ties to even, without branches: add just
+  // under half a unit plus the kept lsb, then truncate. The discarded part
+  // carries into the kept part iff it is above half, or exactly half with an
+  // odd lsb. n in [1, 63], v < 2^63.
+  static std::uint64_t round_shift(std::uint64_t v, int n) {
+    return (v + ((1ull << (n - 1)) - 1) + ((v >> n) & 1)) >> n;
   }
 };
 
 using Fp16 = Format<5, 10>;
 using Bf16 = Format<8, 7>;
 
-// fp32 shares the generic bit layout helpers but converts with the hardware
-// (same results, see the static_assert above; the MPFR test checks both).
+// fp32 conversions go through the hardware (the MPFR test checks them too).
 struct Fp32 : Format<8, 23> {
   static double decode(std::uint32_t x) {
-    float f;
-    std::memcpy(&f, &x, sizeof f);
-    return static_cast<double>(f);  // exact; a signalling NaN comes back quiet
+    return static_cast<double>(float_of(x));  // exact; a signalling NaN comes back quiet
   }
   static std::uint32_t encode(double x) {
     if (x != x) return kNaN;
-    const auto f = static_cast<float>(x);  // one IEEE RNE rounding, overflow to Inf
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
+    return bits_of(static_cast<float>(x));  // one IEEE RNE rounding, overflow to Inf
   }
 };
 
-// Floating point sum of two values of format F.
-//
-// Why one double addition followed by one rounding is exact IEEE:
-//  * fp16: values are multiples of 2^-24 below 2^16, so a sum is a multiple of
-//    2^-24 below 2^17: at most 41 significant bits, exact in double. Only the
-//    final encode rounds.
-//  * bf16, fp32 (p = 8, 24 bits): the exact sum may need up to ~280 bits, so
-//    the double addition can round. Double rounding is innocuous for + when the
-//    intermediate precision p' >= 2p + 2 (Figueroa 1995); 53 >= 18 and 53 >= 50.
-//    The theorem is for unbounded exponents, which covers our bounded ones:
-//    - a result below 2^-126 (the subnormal range) is exact: inputs are
-//      multiples of the smallest subnormal, so is the sum, and it fits both in
-//      double and in the target; no rounding happens at all;
-//    - IEEE overflow is decided on the unbounded-exponent rounded value, which
-//      the theorem says is the same after the double step; and double's range
-//      (2^1024) holds any sum (< 2^129) without overflow.
-//  * Signed zeros and NaNs come from the double addition, which follows IEEE:
-//    x + (-x) = +0 under RNE, (-0) + (-0) = -0, Inf + -Inf = NaN, NaN in ->
-//    NaN out. A non-zero exact sum is at least the smallest subnormal, so it
-//    never rounds to zero. encode() canonicalises every NaN.
-template <class F>
-std::uint32_t fp_sum(std::uint32_t a, std::uint32_t b) {
-  return F::encode(F::decode(a) + F::decode(b));
+// Floating point sums: the exact sum of a and b, rounded once to the format
+// (nearest, ties to even). Zeros, infinities and NaNs follow IEEE 754 in every
+// path below: x + (-x) = +0 under RNE, (-0) + (-0) = -0, Inf + -Inf = NaN,
+// NaN in -> NaN out; the NaN is then replaced by the canonical one. A non-zero
+// exact sum is at least the smallest subnormal (both inputs are multiples of
+// it), so it never rounds to zero. And a result below the smallest normal is
+// always exact: it is a multiple of the smallest subnormal with fewer bits
+// than the format has, so subnormal results never round at all.
+
+// fp32: one IEEE binary32 addition is, by definition, the correctly rounded sum.
+std::uint32_t fp32_sum(std::uint32_t a, std::uint32_t b) {
+  const float s = float_of(a) + float_of(b);
+  return s != s ? Fp32::kNaN : bits_of(s);
 }
 
-// Total order on non-NaN bit patterns: negative values reversed below the
-// positive ones, so -0 (key 0x7F..) < +0 (key 0x80..). Min/max return one of
-// the inputs unchanged.
+// fp16: inputs are multiples of 2^-24 below 2^16, so the sum is a multiple of
+// 2^-24 below 2^17: at most 41 significant bits, exact in double. The only
+// rounding is Fp16::encode.
+std::uint32_t fp16_sum(std::uint32_t a, std::uint32_t b) {
+  return Fp16::encode(Fp16::decode(a) + Fp16::decode(b));
+}
+
+// bf16: a bf16 value is the binary32 value with the same top 16 bits. The
+// binary32 adder rounds the exact sum to 24 bits, then we round that to 8 bits
+// (RNE on the low 16 bits). Rounding twice equals rounding once when the first
+// precision p' >= 2p + 2 (Figueroa, "When is double rounding innocuous?",
+// 1995): 24 >= 2*8 + 2. The theorem assumes unbounded exponents; ours are
+// bounded but the same for both formats: subnormal results are exact (above),
+// and when the binary32 sum overflows the exact sum is beyond binary32's
+// threshold, which is above bf16's, so bf16 overflows too. (Computing in
+// double, p' = 53, would be equally correct but slower.)
+std::uint32_t bf16_sum(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t u = bits_of(float_of(a << 16) + float_of(b << 16));
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return Bf16::kNaN;
+  // Sign and Inf pass through; a carry out of the fraction steps the exponent,
+  // from the largest finite into the Inf encoding.
+  return (u + 0x7FFFu + ((u >> 16) & 1)) >> 16;
+}
+
+// Total order on non-NaN bit patterns: flip the magnitude bits of negative
+// values and set the sign bit of positive ones, so -0 (key 0x7F..) < +0 (key
+// 0x80..). Min/max return one of the inputs unchanged.
 template <class F>
 std::uint32_t order_key(std::uint32_t x) {
-  return (x & F::kSign) ? (~x & F::kMask) : (x | F::kSign);
+  const std::uint32_t negative = 0u - (x >> (F::kBits - 1));  // all ones if the sign is set
+  return x ^ ((negative & (F::kSign - 1)) | F::kSign);
 }
 
 template <class F>
@@ -171,17 +200,30 @@ std::uint32_t int_max(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(b) > static_cast<std::int32_t>(a) ? b : a;
 }
 
-// Little-endian element access, independent of the host byte order.
+// Little-endian element access. On a little-endian host that is a plain
+// (unaligned-safe) load / store; elsewhere the bytes are assembled.
 template <std::size_t W>
 std::uint32_t load_le(const std::uint8_t* p) {
+  using U = std::conditional_t<W == 2, std::uint16_t, std::uint32_t>;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  U v;
+  std::memcpy(&v, p, W);
+  return v;
+#else
   std::uint32_t v = 0;
   for (std::size_t i = 0; i < W; ++i) v |= static_cast<std::uint32_t>(p[i]) << (8 * i);
-  return v;
+  return static_cast<U>(v);
+#endif
 }
 
 template <std::size_t W>
 void store_le(std::uint8_t* p, std::uint32_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const auto u = static_cast<std::conditional_t<W == 2, std::uint16_t, std::uint32_t>>(v);
+  std::memcpy(p, &u, W);
+#else
   for (std::size_t i = 0; i < W; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+#endif
 }
 
 // One loop per (op, dtype): the dispatch happens once per buffer, not per element.
@@ -197,16 +239,16 @@ using Scalar = std::uint32_t (*)(std::uint32_t, std::uint32_t);
 
 // Tables indexed [dtype][op], in enum order.
 constexpr Scalar kScalar[4][3] = {
-    {fp_sum<Fp32>, fp_min<Fp32>, fp_max<Fp32>},
-    {fp_sum<Fp16>, fp_min<Fp16>, fp_max<Fp16>},
-    {fp_sum<Bf16>, fp_min<Bf16>, fp_max<Bf16>},
+    {fp32_sum, fp_min<Fp32>, fp_max<Fp32>},
+    {fp16_sum, fp_min<Fp16>, fp_max<Fp16>},
+    {bf16_sum, fp_min<Bf16>, fp_max<Bf16>},
     {int_sum, int_min, int_max},
 };
 
 constexpr Kernel kKernel[4][3] = {
-    {accumulate<4, fp_sum<Fp32>>, accumulate<4, fp_min<Fp32>>, accumulate<4, fp_max<Fp32>>},
-    {accumulate<2, fp_sum<Fp16>>, accumulate<2, fp_min<Fp16>>, accumulate<2, fp_max<Fp16>>},
-    {accumulate<2, fp_sum<Bf16>>, accumulate<2, fp_min<Bf16>>, accumulate<2, fp_max<Bf16>>},
+    {accumulate<4, fp32_sum>, accumulate<4, fp_min<Fp32>>, accumulate<4, fp_max<Fp32>>},
+    {accumulate<2, fp16_sum>, accumulate<2, fp_min<Fp16>>, accumulate<2, fp_max<Fp16>>},
+    {accumulate<2, bf16_sum>, accumulate<2, fp_min<Bf16>>, accumulate<2, fp_max<Bf16>>},
     {accumulate<4, int_sum>, accumulate<4, int_min>, accumulate<4, int_max>},
 };
 

@@ -39,144 +39,142 @@ void check(RedOp op, DType t, const std::vector<Case>& cases) {
 
 // ---------------------------------------------------------------- sums
 
+// The tables below are laid out by hand: one case per line, comment at the end.
+// clang-format off
 TEST(ReductionAlu, Fp32SumCorners) {
   const std::uint32_t nan = kFp32CanonicalNaN;
-  check(RedOp::kSum, DType::kFp32,
-        {
-            // NaN in either input, whatever its sign, payload or signalling bit.
-            {0x7F800001, 0x3F800000, nan},         // signalling NaN + 1
-            {0x7FA00000, 0x00000000, nan},         // signalling NaN with payload + 0
-            {0x7FC12345, 0x7F800000, nan},         // quiet NaN with payload + Inf
-            {0xFFC00000, 0xFF800000, nan},         // negative NaN + -Inf
-            {0xFFFFFFFF, 0x7FC00001, nan},         // NaN + NaN
-                                                   // Infinities.
-            {0x7F800000, 0xFF800000, nan},         // Inf + -Inf
-            {0x7F800000, 0x3F800000, 0x7F800000},  // Inf + 1
-            {0xFF800000, 0x7F7FFFFF, 0xFF800000},  // -Inf + max
-            {0x7F800000, 0x7F800000,
-             0x7F800000},  // Inf + Inf
-                           // Overflow: max = (2 - 2^-23) 2^127, ulp 2^104, threshold max + 2^103.
-            {0x7F7FFFFF, 0x73000000, 0x7F800000},  // exactly the threshold: ties to even (Inf)
-            {0x7F7FFFFF, 0x73000001, 0x7F800000},  // beyond it
-            {0x7F7FFFFF, 0x7F7FFFFF, 0x7F800000},  // max + max
-            {0xFF7FFFFF, 0xF3000000, 0xFF800000},  // negative side
-            {0x7F7FFFFF, 0x72FFFFFF, 0x7F7FFFFF},  // just below the threshold: max
-            {0x7F7FFFFF, 0x72800000, 0x7F7FFFFF},  // max + quarter ulp: max
-                                                   // Ties to even at the last bit.
-            {0x4B800000, 0x3F800000, 0x4B800000},  // 2^24 + 1: tie, down to even 2^24
-            {0x4B800001, 0x3F800000, 0x4B800002},  // (2^24+2) + 1: tie, up to even 2^24+4
-            {0x3F800000, 0x33800000, 0x3F800000},  // 1 + 2^-24: down to 1
-            {0x3F800001, 0x33800000, 0x3F800002},  // (1+2^-23) + 2^-24: up to 1+2^-22
-            {0x3F800000, 0x33800001, 0x3F800001},  // just above the tie (sticky bit)
-            {0x3F800000, 0xB3000000, 0x3F800000},  // 1 - 2^-25: tie below 1, to even 1
-            {0x3F800000, 0xB3000001,
-             0x3F7FFFFF},  // just below that tie
-                           // Subnormals (smallest 2^-149, smallest normal 2^-126).
-            {0x00400000, 0x00400000, 0x00800000},  // subnormal + subnormal -> smallest normal
-            {0x007FFFFF, 0x00000001, 0x00800000},
-            {0x00000001, 0x00000001, 0x00000002},
-            {0x00800001, 0x80800000, 0x00000001},  // normal - normal -> smallest subnormal
-            {0x00C00000, 0x80800000, 0x00400000},  // 1.5 * 2^-126 - 2^-126 = 2^-127
-            {0x80000001, 0x80000001, 0x80000002},
-            // Far exponents: the exact sum needs ~277 bits.
-            {0x7F000000, 0x00000001, 0x7F000000},  // 2^127 + 2^-149
-            {0x3F800000, 0x80000001, 0x3F800000},  // 1 - 2^-149
-                                                   // Signed zeros.
-            {0x80000000, 0x00000000, 0x00000000},  // -0 + +0 = +0
-            {0x80000000, 0x80000000, 0x80000000},  // -0 + -0 = -0
-            {0x00000000, 0x00000000, 0x00000000},
-            {0x3F800000, 0xBF800000, 0x00000000},  // x + -x = +0
-            {0x80000001, 0x00000001, 0x00000000},  // subnormal x + -x = +0
-            {0x7F7FFFFF, 0xFF7FFFFF, 0x00000000},
-            {0x80000000, 0x3F800000, 0x3F800000},  // -0 + x = x
-            {0x80000000, 0x80000001, 0x80000001},
-        });
+  check(RedOp::kSum, DType::kFp32, {
+      // NaN in either input, whatever its sign, payload or signalling bit.
+      {0x7F800001, 0x3F800000, nan},         // signalling NaN + 1
+      {0x7FA00000, 0x00000000, nan},         // signalling NaN with payload + 0
+      {0x7FC12345, 0x7F800000, nan},         // quiet NaN with payload + Inf
+      {0xFFC00000, 0xFF800000, nan},         // negative NaN + -Inf
+      {0xFFFFFFFF, 0x7FC00001, nan},         // NaN + NaN
+      // Infinities.
+      {0x7F800000, 0xFF800000, nan},         // Inf + -Inf
+      {0x7F800000, 0x3F800000, 0x7F800000},  // Inf + 1
+      {0xFF800000, 0x7F7FFFFF, 0xFF800000},  // -Inf + max
+      {0x7F800000, 0x7F800000, 0x7F800000},  // Inf + Inf
+      // Overflow: max = (2 - 2^-23) 2^127, ulp 2^104, threshold max + 2^103.
+      {0x7F7FFFFF, 0x73000000, 0x7F800000},  // exactly the threshold: ties to even (Inf)
+      {0x7F7FFFFF, 0x73000001, 0x7F800000},  // beyond it
+      {0x7F7FFFFF, 0x7F7FFFFF, 0x7F800000},  // max + max
+      {0xFF7FFFFF, 0xF3000000, 0xFF800000},  // negative side
+      {0x7F7FFFFF, 0x72FFFFFF, 0x7F7FFFFF},  // just below the threshold: max
+      {0x7F7FFFFF, 0x72800000, 0x7F7FFFFF},  // max + quarter ulp: max
+      // Ties to even at the last bit.
+      {0x4B800000, 0x3F800000, 0x4B800000},  // 2^24 + 1: tie, down to even 2^24
+      {0x4B800001, 0x3F800000, 0x4B800002},  // (2^24+2) + 1: tie, up to even 2^24+4
+      {0x3F800000, 0x33800000, 0x3F800000},  // 1 + 2^-24: down to 1
+      {0x3F800001, 0x33800000, 0x3F800002},  // (1+2^-23) + 2^-24: up to 1+2^-22
+      {0x3F800000, 0x33800001, 0x3F800001},  // just above the tie (sticky bit)
+      {0x3F800000, 0xB3000000, 0x3F800000},  // 1 - 2^-25: tie below 1, to even 1
+      {0x3F800000, 0xB3000001, 0x3F7FFFFF},  // just below that tie
+      // Subnormals (smallest 2^-149, smallest normal 2^-126).
+      {0x00400000, 0x00400000, 0x00800000},  // subnormal + subnormal -> smallest normal
+      {0x007FFFFF, 0x00000001, 0x00800000},
+      {0x00000001, 0x00000001, 0x00000002},
+      {0x00800001, 0x80800000, 0x00000001},  // normal - normal -> smallest subnormal
+      {0x00C00000, 0x80800000, 0x00400000},  // 1.5 * 2^-126 - 2^-126 = 2^-127
+      {0x80000001, 0x80000001, 0x80000002},
+      // Far exponents: the exact sum needs ~277 bits.
+      {0x7F000000, 0x00000001, 0x7F000000},  // 2^127 + 2^-149
+      {0x3F800000, 0x80000001, 0x3F800000},  // 1 - 2^-149
+      // Signed zeros.
+      {0x80000000, 0x00000000, 0x00000000},  // -0 + +0 = +0
+      {0x80000000, 0x80000000, 0x80000000},  // -0 + -0 = -0
+      {0x00000000, 0x00000000, 0x00000000},
+      {0x3F800000, 0xBF800000, 0x00000000},  // x + -x = +0
+      {0x80000001, 0x00000001, 0x00000000},  // subnormal x + -x = +0
+      {0x7F7FFFFF, 0xFF7FFFFF, 0x00000000},
+      {0x80000000, 0x3F800000, 0x3F800000},  // -0 + x = x
+      {0x80000000, 0x80000001, 0x80000001},
+  });
 }
 
 TEST(ReductionAlu, Fp16SumCorners) {
   const std::uint32_t nan = kFp16CanonicalNaN;
-  check(RedOp::kSum, DType::kFp16,
-        {
-            {0x7C01, 0x3C00, nan},  // signalling NaN + 1
-            {0x7D00, 0x0000, nan},  // signalling NaN with payload
-            {0x7E55, 0x7C00, nan},  // quiet NaN with payload + Inf
-            {0xFE00, 0xFC00, nan},  // negative NaN + -Inf
-            {0xFFFF, 0x7E01, nan},
-            {0x7C00, 0xFC00, nan},     // Inf + -Inf
-            {0x7C00, 0x3C00, 0x7C00},  // Inf + 1
-            {0xFC00, 0x7BFF, 0xFC00},
-            {0x7C00, 0x7C00, 0x7C00},
-            // max 65504, ulp 32, threshold 65520.
-            {0x7BFF, 0x4C00, 0x7C00},  // 65504 + 16: tie, to even (Inf)
-            {0x7BFF, 0x4C01, 0x7C00},
-            {0x7BFF, 0x7BFF, 0x7C00},
-            {0xFBFF, 0xCC00, 0xFC00},
-            {0x7BFF, 0x4BFF, 0x7BFF},  // 65504 + 15.99: max
-            {0x7BFF, 0x4B00, 0x7BFF},  // 65504 + 14
-            {0x6800, 0x3C00, 0x6800},  // 2048 + 1: tie, down to even 2048
-            {0x6801, 0x3C00, 0x6802},  // 2050 + 1: tie, up to even 2052
-            {0x3C00, 0x1000, 0x3C00},  // 1 + 2^-11
-            {0x3C01, 0x1000, 0x3C02},
-            {0x3C00, 0x1001, 0x3C01},  // just above the tie
-            {0x3C00, 0x8C00, 0x3C00},  // 1 - 2^-12: tie below 1, to even 1
-            {0x3C00, 0x8C01, 0x3BFF},
-            {0x0200, 0x0200, 0x0400},  // subnormal + subnormal -> smallest normal
-            {0x03FF, 0x0001, 0x0400},
-            {0x0001, 0x0001, 0x0002},
-            {0x0401, 0x8400, 0x0001},  // normal - normal -> smallest subnormal
-            {0x0600, 0x8400, 0x0200},
-            {0x7800, 0x0001, 0x7800},  // 2^15 + 2^-24
-            {0x8000, 0x0000, 0x0000},
-            {0x8000, 0x8000, 0x8000},
-            {0x3C00, 0xBC00, 0x0000},
-            {0x8001, 0x0001, 0x0000},
-            {0x8000, 0x3C00, 0x3C00},
-        });
+  check(RedOp::kSum, DType::kFp16, {
+      {0x7C01, 0x3C00, nan},     // signalling NaN + 1
+      {0x7D00, 0x0000, nan},     // signalling NaN with payload
+      {0x7E55, 0x7C00, nan},     // quiet NaN with payload + Inf
+      {0xFE00, 0xFC00, nan},     // negative NaN + -Inf
+      {0xFFFF, 0x7E01, nan},
+      {0x7C00, 0xFC00, nan},     // Inf + -Inf
+      {0x7C00, 0x3C00, 0x7C00},  // Inf + 1
+      {0xFC00, 0x7BFF, 0xFC00},
+      {0x7C00, 0x7C00, 0x7C00},
+      // max 65504, ulp 32, threshold 65520.
+      {0x7BFF, 0x4C00, 0x7C00},  // 65504 + 16: tie, to even (Inf)
+      {0x7BFF, 0x4C01, 0x7C00},
+      {0x7BFF, 0x7BFF, 0x7C00},
+      {0xFBFF, 0xCC00, 0xFC00},
+      {0x7BFF, 0x4BFF, 0x7BFF},  // 65504 + 15.99: max
+      {0x7BFF, 0x4B00, 0x7BFF},  // 65504 + 14
+      {0x6800, 0x3C00, 0x6800},  // 2048 + 1: tie, down to even 2048
+      {0x6801, 0x3C00, 0x6802},  // 2050 + 1: tie, up to even 2052
+      {0x3C00, 0x1000, 0x3C00},  // 1 + 2^-11
+      {0x3C01, 0x1000, 0x3C02},
+      {0x3C00, 0x1001, 0x3C01},  // just above the tie
+      {0x3C00, 0x8C00, 0x3C00},  // 1 - 2^-12: tie below 1, to even 1
+      {0x3C00, 0x8C01, 0x3BFF},
+      {0x0200, 0x0200, 0x0400},  // subnormal + subnormal -> smallest normal
+      {0x03FF, 0x0001, 0x0400},
+      {0x0001, 0x0001, 0x0002},
+      {0x0401, 0x8400, 0x0001},  // normal - normal -> smallest subnormal
+      {0x0600, 0x8400, 0x0200},
+      {0x7800, 0x0001, 0x7800},  // 2^15 + 2^-24
+      {0x8000, 0x0000, 0x0000},  // -0 + +0 = +0
+      {0x8000, 0x8000, 0x8000},  // -0 + -0 = -0
+      {0x3C00, 0xBC00, 0x0000},  // x + -x = +0
+      {0x8001, 0x0001, 0x0000},
+      {0x8000, 0x3C00, 0x3C00},
+  });
 }
 
 TEST(ReductionAlu, Bf16SumCorners) {
   const std::uint32_t nan = kBf16CanonicalNaN;
-  check(RedOp::kSum, DType::kBf16,
-        {
-            {0x7F81, 0x3F80, nan},  // signalling NaN + 1
-            {0x7FA5, 0x0000, nan},  // signalling NaN with payload
-            {0x7FC1, 0x7F80, nan},  // quiet NaN with payload + Inf
-            {0xFFC0, 0xFF80, nan},
-            {0xFFFF, 0x7FC0, nan},
-            {0x7F80, 0xFF80, nan},
-            {0x7F80, 0x3F80, 0x7F80},
-            {0xFF80, 0x7F7F, 0xFF80},
-            {0x7F80, 0x7F80, 0x7F80},
-            // max (2 - 2^-7) 2^127, ulp 2^120, threshold max + 2^119.
-            {0x7F7F, 0x7B00, 0x7F80},  // tie, to even (Inf)
-            {0x7F7F, 0x7B01, 0x7F80},
-            {0x7F7F, 0x7F7F, 0x7F80},
-            {0xFF7F, 0xFB00, 0xFF80},
-            {0x7F7F, 0x7AFF, 0x7F7F},  // just below the threshold
-            {0x7F7F, 0x7A80, 0x7F7F},
-            {0x4380, 0x3F80, 0x4380},  // 256 + 1: tie, down to even 256
-            {0x4381, 0x3F80, 0x4382},  // 258 + 1: tie, up to even 260
-            {0x3F80, 0x3B80, 0x3F80},  // 1 + 2^-8
-            {0x3F81, 0x3B80, 0x3F82},
-            {0x3F80, 0x3B81, 0x3F81},
-            {0x3F80, 0xBB00, 0x3F80},  // 1 - 2^-9: tie below 1, to even 1
-            {0x3F80, 0xBB01, 0x3F7F},
-            {0x0040, 0x0040, 0x0080},  // subnormal + subnormal -> smallest normal
-            {0x007F, 0x0001, 0x0080},
-            {0x0001, 0x0001, 0x0002},
-            {0x0081, 0x8080, 0x0001},  // normal - normal -> smallest subnormal
-            {0x00C0, 0x8080, 0x0040},
-            // Far exponents: exact sums that double cannot hold (double rounding).
-            {0x7F00, 0x0001, 0x7F00},  // 2^127 + 2^-133
-            {0x3F80, 0x8001, 0x3F80},  // 1 - 2^-133
-            {0x3F81, 0x0001, 0x3F81},
-            {0x8000, 0x0000, 0x0000},
-            {0x8000, 0x8000, 0x8000},
-            {0x3F80, 0xBF80, 0x0000},
-            {0x8001, 0x0001, 0x0000},
-            {0x8000, 0x3F80, 0x3F80},
-        });
+  check(RedOp::kSum, DType::kBf16, {
+      {0x7F81, 0x3F80, nan},     // signalling NaN + 1
+      {0x7FA5, 0x0000, nan},     // signalling NaN with payload
+      {0x7FC1, 0x7F80, nan},     // quiet NaN with payload + Inf
+      {0xFFC0, 0xFF80, nan},
+      {0xFFFF, 0x7FC0, nan},
+      {0x7F80, 0xFF80, nan},     // Inf + -Inf
+      {0x7F80, 0x3F80, 0x7F80},
+      {0xFF80, 0x7F7F, 0xFF80},
+      {0x7F80, 0x7F80, 0x7F80},
+      // max (2 - 2^-7) 2^127, ulp 2^120, threshold max + 2^119.
+      {0x7F7F, 0x7B00, 0x7F80},  // tie, to even (Inf)
+      {0x7F7F, 0x7B01, 0x7F80},
+      {0x7F7F, 0x7F7F, 0x7F80},
+      {0xFF7F, 0xFB00, 0xFF80},
+      {0x7F7F, 0x7AFF, 0x7F7F},  // just below the threshold
+      {0x7F7F, 0x7A80, 0x7F7F},
+      {0x4380, 0x3F80, 0x4380},  // 256 + 1: tie, down to even 256
+      {0x4381, 0x3F80, 0x4382},  // 258 + 1: tie, up to even 260
+      {0x3F80, 0x3B80, 0x3F80},  // 1 + 2^-8
+      {0x3F81, 0x3B80, 0x3F82},
+      {0x3F80, 0x3B81, 0x3F81},  // just above the tie
+      {0x3F80, 0xBB00, 0x3F80},  // 1 - 2^-9: tie below 1, to even 1
+      {0x3F80, 0xBB01, 0x3F7F},
+      {0x0040, 0x0040, 0x0080},  // subnormal + subnormal -> smallest normal
+      {0x007F, 0x0001, 0x0080},
+      {0x0001, 0x0001, 0x0002},
+      {0x0081, 0x8080, 0x0001},  // normal - normal -> smallest subnormal
+      {0x00C0, 0x8080, 0x0040},
+      // Far exponents: the exact sum needs up to 261 bits (the model rounds twice).
+      {0x7F00, 0x0001, 0x7F00},  // 2^127 + 2^-133
+      {0x3F80, 0x8001, 0x3F80},  // 1 - 2^-133
+      {0x3F81, 0x0001, 0x3F81},
+      {0x8000, 0x0000, 0x0000},  // -0 + +0 = +0
+      {0x8000, 0x8000, 0x8000},  // -0 + -0 = -0
+      {0x3F80, 0xBF80, 0x0000},  // x + -x = +0
+      {0x8001, 0x0001, 0x0000},
+      {0x8000, 0x3F80, 0x3F80},
+  });
 }
+// clang-format on
 
 TEST(ReductionAlu, Int32SumWraps) {
   check(RedOp::kSum, DType::kInt32,
@@ -197,40 +195,17 @@ struct FloatFormat {
   std::vector<std::uint32_t> nans;  // signalling, with payloads, negative
 };
 
+// clang-format off
 std::vector<FloatFormat> float_formats() {
-  return {
-      {DType::kFp32,
-       0x80000000,
-       0,
-       0x3F800000,
-       0x40000000,
-       0x7F800000,
-       0x7F7FFFFF,
-       1,
-       kFp32CanonicalNaN,
-       {0x7F800001, 0x7FA00000, 0x7FC12345, 0xFFC00000, 0xFFFFFFFF}},
-      {DType::kFp16,
-       0x8000,
-       0,
-       0x3C00,
-       0x4000,
-       0x7C00,
-       0x7BFF,
-       1,
-       kFp16CanonicalNaN,
-       {0x7C01, 0x7D00, 0x7E55, 0xFE00, 0xFFFF}},
-      {DType::kBf16,
-       0x8000,
-       0,
-       0x3F80,
-       0x4000,
-       0x7F80,
-       0x7F7F,
-       1,
-       kBf16CanonicalNaN,
-       {0x7F81, 0x7FA5, 0x7FC1, 0xFFC0, 0xFFFF}},
-  };
+  //       type          sign        zero one         two         inf         max         min_sub
+  return {{DType::kFp32, 0x80000000, 0,   0x3F800000, 0x40000000, 0x7F800000, 0x7F7FFFFF, 1,
+           kFp32CanonicalNaN, {0x7F800001, 0x7FA00000, 0x7FC12345, 0xFFC00000, 0xFFFFFFFF}},
+          {DType::kFp16, 0x8000,     0,   0x3C00,     0x4000,     0x7C00,     0x7BFF,     1,
+           kFp16CanonicalNaN, {0x7C01, 0x7D00, 0x7E55, 0xFE00, 0xFFFF}},
+          {DType::kBf16, 0x8000,     0,   0x3F80,     0x4000,     0x7F80,     0x7F7F,     1,
+           kBf16CanonicalNaN, {0x7F81, 0x7FA5, 0x7FC1, 0xFFC0, 0xFFFF}}};
 }
+// clang-format on
 
 TEST(ReductionAlu, FloatMinMaxCorners) {
   for (const FloatFormat& f : float_formats()) {
@@ -490,8 +465,9 @@ TEST(ReductionAlu, NoDoubleRoundingThroughFloat) {
 std::vector<std::uint8_t> le(DType t, const std::vector<std::uint32_t>& v) {
   std::vector<std::uint8_t> out;
   for (std::uint32_t x : v) {
-    for (std::size_t i = 0; i < element_bytes(t); ++i)
+    for (std::size_t i = 0; i < element_bytes(t); ++i) {
       out.push_back(static_cast<std::uint8_t>(x >> (8 * i)));
+    }
   }
   return out;
 }
@@ -556,6 +532,15 @@ std::uint32_t reduce_one(DType t, const std::vector<std::uint32_t>& order) {
 }
 
 // Sums are left folds rounded at every step, so the order matters.
+TEST(ReductionAlu, ReduceIntoFirstInput) {
+  std::vector<std::uint8_t> a = le(DType::kFp32, {0x3F800000, 0x40000000});
+  const std::vector<std::uint8_t> b = le(DType::kFp32, {0x3F800000, 0xC0000000});
+  const std::vector<std::uint8_t> c = le(DType::kFp32, {0x40000000, 0x7FC12345});
+  const std::uint8_t* in[] = {a.data(), b.data(), c.data()};
+  alu_reduce(RedOp::kSum, DType::kFp32, a.data(), in, 3, a.size());  // out == in[0]
+  EXPECT_EQ(a, le(DType::kFp32, {0x40800000, kFp32CanonicalNaN}));   // 4, NaN
+}
+
 TEST(ReductionAlu, SumDependsOnFoldOrder) {
   // fp32: 2^24 + 1 ties back to 2^24 (twice); 1 + 1 first gives 2^24 + 2.
   EXPECT_EQ(hex(reduce_one(DType::kFp32, {0x4B800000, 0x3F800000, 0x3F800000})), hex(0x4B800000));
@@ -572,7 +557,8 @@ TEST(ReductionAlu, SumDependsOnFoldOrder) {
   // Overflow is sticky: (max + max) - max = Inf, (max - max) + max = max.
   EXPECT_EQ(reduce_one(DType::kFp16, {0x7BFF, 0x7BFF, 0xFBFF}), 0x7C00u);
   EXPECT_EQ(reduce_one(DType::kFp16, {0x7BFF, 0xFBFF, 0x7BFF}), 0x7BFFu);
-  // A single input is copied; int32 order never matters.
+  // A single input is copied bit for bit (no operation, so no NaN
+  // canonicalisation); int32 order never matters.
   EXPECT_EQ(reduce_one(DType::kBf16, {0x7FA5}), 0x7FA5u);
   EXPECT_EQ(reduce_one(DType::kInt32, {0x7FFFFFFF, 1, 0xFFFFFFFF}),
             reduce_one(DType::kInt32, {0xFFFFFFFF, 1, 0x7FFFFFFF}));
