@@ -16,7 +16,39 @@ namespace fabricsim {
 
 namespace {
 
+// The nccl-tests table (all_reduce_perf style) of a collective sweep.
+void print_collectives(const Config& c, const nlohmann::json& s, const std::string& path) {
+  const auto& k = s["collectives"];
+  fmt::print("fabricsim: {} {} on {} GPUs ({} endpoints x {} switches), {} {}, {} B payloads\n",
+             k["op"].get<std::string>(), k["algorithm"].get<std::string>(), k["gpus"].get<int>(),
+             c.topology.kind == TopologyKind::kSingle ? c.sw.ports : c.topology.endpoints,
+             c.topology.kind == TopologyKind::kSingle ? 1 : c.topology.switches,
+             to_string(c.collective.dtype), to_string(c.collective.redop),
+             c.collective.payload_bytes);
+  fmt::print("#\n# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "size", "count", "type",
+             "redop", "time", "algbw", "busbw", "#wrong");
+  fmt::print("# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "(B)", "(elements)", "", "",
+             "(us)", "(GB/s)", "(GB/s)", "");
+  for (const auto& r : k["rows"]) {
+    const bool checked = k["check"].get<bool>();
+    fmt::print("  {:>12} {:>12} {:>8} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>8}\n",
+               r["size_bytes"].get<std::uint64_t>(), r["count"].get<std::uint64_t>(),
+               r["type"].get<std::string>(), r["redop"].get<std::string>(),
+               r["time_us"].get<double>(), r["algbw_GBps"].get<double>(),
+               r["busbw_GBps"].get<double>(),
+               checked ? std::to_string(r["wrong"].get<std::uint64_t>()) : std::string("n/a"));
+  }
+  fmt::print("# host {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB -> {}\n",
+             s["sim"]["host_seconds"].get<double>(),
+             s["host"]["events_per_second"].get<double>() / 1e6,
+             static_cast<double>(s["host"]["peak_rss_bytes"].get<std::uint64_t>()) / 1048576.0, path);
+}
+
 void print_summary(const Config& c, const nlohmann::json& s, const std::string& path) {
+  if (s.contains("collectives")) {
+    print_collectives(c, s, path);
+    return;
+  }
   const auto& t = s["throughput"];
   const auto& l = s["latency_ns"];
   const auto& k = s["conservation"];

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -26,6 +27,18 @@ const std::vector<std::pair<std::string, Process>> kProcesses = {
     {"bernoulli", Process::kBernoulli}, {"bursty", Process::kBursty}};
 const std::vector<std::pair<std::string, TopologyKind>> kTopologies = {
     {"single", TopologyKind::kSingle}, {"scaleup", TopologyKind::kScaleUp}};
+const std::vector<std::pair<std::string, WorkloadKind>> kWorkloads = {
+    {"synthetic", WorkloadKind::kSynthetic}, {"collective", WorkloadKind::kCollective}};
+const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
+    {"all_reduce", CollectiveOp::kAllReduce},
+    {"reduce_scatter", CollectiveOp::kReduceScatter},
+    {"all_gather", CollectiveOp::kAllGather}};
+const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
+    {"ring", CollectiveAlgo::kRing}};
+const std::vector<std::pair<std::string, DType>> kDTypes = {
+    {"fp32", DType::kFp32}, {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"int32", DType::kInt32}};
+const std::vector<std::pair<std::string, RedOp>> kRedOps = {
+    {"sum", RedOp::kSum}, {"min", RedOp::kMin}, {"max", RedOp::kMax}};
 const std::vector<std::pair<std::string, LinkPolicy>> kLinkPolicies = {
     {"stripe", LinkPolicy::kStripe},
     {"round_robin", LinkPolicy::kRoundRobin},
@@ -45,6 +58,26 @@ std::string to_string(Queueing q) { return name_of(kQueueing, q); }
 std::string to_string(AllocatorKind a) { return name_of(kAllocators, a); }
 std::string to_string(Pattern p) { return name_of(kPatterns, p); }
 std::string to_string(TopologyKind k) { return name_of(kTopologies, k); }
+std::string to_string(CollectiveOp op) { return name_of(kCollectiveOps, op); }
+std::string to_string(CollectiveAlgo a) { return name_of(kCollectiveAlgos, a); }
+
+int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
+  return 1 + static_cast<int>((payload_bytes + c.link.flit_bytes - 1) / c.link.flit_bytes);
+}
+
+std::uint64_t stripe_bytes(const Config& c) {
+  const std::int64_t payload = c.workload.kind == WorkloadKind::kCollective
+                                   ? c.collective.payload_bytes
+                                   : std::max<std::int64_t>(1, c.traffic.packet_flits - 1) *
+                                         c.link.flit_bytes;
+  return static_cast<std::uint64_t>(std::max(c.endpoint.stripe_bytes, payload));
+}
+
+int max_packet_flits(const Config& c) {
+  if (c.workload.kind == WorkloadKind::kCollective)
+    return packet_flits_for(c, c.collective.payload_bytes);
+  return static_cast<int>(c.traffic.packet_flits);
+}
 
 int endpoint_count(const Config& c) {
   return static_cast<int>(c.topology.kind == TopologyKind::kSingle ? c.sw.ports
@@ -61,6 +94,33 @@ Schema<Config> config_schema() {
              "simulated time before statistics start (the network fills up)");
   s.add_real("sim.duration_ns", &C::sim, &SimConfig::duration_ns, "ns", 0, 1e12,
              "measurement window after warm-up; statistics cover exactly this window", true);
+  // workload
+  s.add_choice("workload.kind", &C::workload, &WorkloadConfig::kind, kWorkloads,
+               "synthetic: open-loop traffic (traffic.*); collective: every endpoint is a GPU "
+               "running the collective.* sweep");
+  // collective
+  s.add_choice("collective.op", &C::collective, &CollectiveConfig::op, kCollectiveOps,
+               "the collective every GPU calls");
+  s.add_choice("collective.algorithm", &C::collective, &CollectiveConfig::algorithm,
+               kCollectiveAlgos, "how it moves data (ring: NCCL's ring, pipelined per packet)");
+  s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
+            std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
+  s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
+            std::int64_t{1} << 40, "largest message size of the sweep, per GPU (nccl-tests -e)");
+  s.add_int("collective.step_factor", &C::collective, &CollectiveConfig::step_factor, "", 2, 1024,
+            "each size is the previous one times this (nccl-tests -f)");
+  s.add_choice("collective.dtype", &C::collective, &CollectiveConfig::dtype, kDTypes,
+               "element type");
+  s.add_choice("collective.redop", &C::collective, &CollectiveConfig::redop, kRedOps,
+               "reduction operator");
+  s.add_int("collective.iterations", &C::collective, &CollectiveConfig::iterations, "", 1, 100000,
+            "timed calls per size (the table shows their mean)");
+  s.add_real("collective.gap_ns", &C::collective, &CollectiveConfig::gap_ns, "ns", 0.001, 1e9,
+             "idle time between one call's completion on every GPU and the next call");
+  s.add_int("collective.payload_bytes", &C::collective, &CollectiveConfig::payload_bytes, "B", 4,
+            4096, "data bytes per packet (128 like SM stores, 256 like copy engines)");
+  s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
+             "compare every output element with the golden reduction (the #wrong column)");
   // topology
   s.add_choice("topology.kind", &C::topology, &TopologyConfig::kind, kTopologies,
                "single: one switch with an endpoint on each of its switch.ports ports; "
@@ -162,20 +222,24 @@ Ps switch_cycle_ps(const SwitchConfig& s) {
 
 void validate(const Config& c) {
   auto fail = [](const std::string& m) { throw ConfigError("inconsistent config: " + m); };
-  const std::int64_t L = c.traffic.packet_flits;
-  const std::string ls = std::to_string(L);
+  const std::int64_t L = max_packet_flits(c);
+  const std::string ls =
+      c.workload.kind == WorkloadKind::kCollective
+          ? "collective.payload_bytes=" + std::to_string(c.collective.payload_bytes) + ": " +
+                std::to_string(L) + " flits"
+          : "traffic.packet_flits=" + std::to_string(L);
   if (c.sw.input_buffer_flits / c.sw.vcs < L)
     fail("switch.input_buffer_flits=" + std::to_string(c.sw.input_buffer_flits) +
          " split over switch.vcs=" + std::to_string(c.sw.vcs) +
-         " leaves less than one packet (traffic.packet_flits=" + ls +
+         " leaves less than one packet (" + ls +
          ") per VC; virtual cut-through needs a whole packet's credits");
   if (c.endpoint.rx_buffer_flits / c.sw.vcs < L)
     fail("endpoint.rx_buffer_flits=" + std::to_string(c.endpoint.rx_buffer_flits) +
          " split over switch.vcs=" + std::to_string(c.sw.vcs) +
-         " leaves less than one packet (traffic.packet_flits=" + ls + ") per VC");
+         " leaves less than one packet (" + ls + ") per VC");
   if (c.sw.queueing != Queueing::kOutput && c.sw.output_buffer_flits < L)
     fail("switch.output_buffer_flits=" + std::to_string(c.sw.output_buffer_flits) +
-         " is smaller than one packet (traffic.packet_flits=" + ls + ")");
+         " is smaller than one packet (" + ls + ")");
   const std::int64_t n = endpoint_count(c);
   const std::string nkey = (c.topology.kind == TopologyKind::kSingle ? "switch.ports="
                                                                        : "topology.endpoints=") +
@@ -213,6 +277,17 @@ void validate(const Config& c) {
     fail("traffic.pattern=" + pn + " needs at least 2 endpoints, got " + nkey);
   if (!c.traffic.allow_self && n < 2)
     fail("traffic.allow_self=false needs at least 2 endpoints, got " + nkey);
+  if (c.workload.kind == WorkloadKind::kCollective) {
+    const auto& k = c.collective;
+    if (k.min_bytes > k.max_bytes)
+      fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " is above collective.max_bytes=" +
+           std::to_string(k.max_bytes));
+    const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
+    if (k.min_bytes < es || k.payload_bytes % es != 0)
+      fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +
+           std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +
+           " elements (" + std::to_string(es) + " B)");
+  }
   build_topology(c);  // wiring, port budgets, reachability
 }
 

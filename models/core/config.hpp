@@ -8,6 +8,7 @@
 
 #include "models/core/allocator.hpp"
 #include "models/core/params.hpp"
+#include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
 
 namespace fabricsim {
@@ -27,6 +28,9 @@ enum class Pattern {
 enum class Process { kBernoulli, kBursty };
 enum class TopologyKind { kSingle, kScaleUp };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
+enum class WorkloadKind { kSynthetic, kCollective };
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather };
+enum class CollectiveAlgo { kRing };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -85,8 +89,30 @@ struct TopologyConfig {
   std::vector<std::int64_t> switch_links = {};
 };
 
+// What the endpoints do: synthetic open-loop traffic, or collectives (every
+// endpoint is a GPU taking part) swept over message sizes like nccl-tests.
+struct WorkloadConfig {
+  WorkloadKind kind = WorkloadKind::kSynthetic;
+};
+
+struct CollectiveConfig {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  CollectiveAlgo algorithm = CollectiveAlgo::kRing;
+  std::int64_t min_bytes = 1024;
+  std::int64_t max_bytes = 1 << 20;
+  std::int64_t step_factor = 2;
+  DType dtype = DType::kFp32;
+  RedOp redop = RedOp::kSum;
+  std::int64_t iterations = 1;
+  double gap_ns = 100;
+  std::int64_t payload_bytes = 256;
+  bool check = true;
+};
+
 struct Config {
   SimConfig sim;
+  WorkloadConfig workload;
+  CollectiveConfig collective;
   TopologyConfig topology;
   LinkConfig link;
   SwitchConfig sw;
@@ -123,5 +149,16 @@ std::string to_string(TopologyKind k);
 
 // Number of endpoints the topology has (switch.ports for a single switch).
 int endpoint_count(const Config& c);
+// Flits of the longest packet the workload sends (buffers must hold one).
+int max_packet_flits(const Config& c);
+// Flits of a packet carrying `payload` bytes: one header flit + payload flits.
+int packet_flits_for(const Config& c, std::int64_t payload_bytes);
+// Address interleave across parallel links: endpoint.stripe_bytes, but never
+// finer than one packet's payload (a packet travels whole on one link, so a
+// finer stripe would leave links idle: 256-B packets on a 128-B stripe use
+// only every other link).
+std::uint64_t stripe_bytes(const Config& c);
+std::string to_string(CollectiveOp op);
+std::string to_string(CollectiveAlgo a);
 
 }  // namespace fabricsim

@@ -13,6 +13,14 @@ namespace fabricsim {
 
 using PacketId = std::uint32_t;
 constexpr PacketId kNoPacket = 0xFFFFFFFFu;
+using PayloadId = std::uint32_t;
+constexpr PayloadId kNoPayload = 0xFFFFFFFFu;
+
+// What a packet is, for the endpoint that receives it.
+enum class PacketKind : std::uint8_t {
+  kSynthetic,  // open-loop test traffic: counted and dropped at the sink
+  kWrite,      // posted write of `bytes` data bytes at `addr` (collectives)
+};
 
 struct Packet {
   std::uint64_t serial = 0;  // unique per fabric, in injection order
@@ -27,6 +35,10 @@ struct Packet {
   std::uint16_t flits = 1;
   std::uint8_t vc = 0;
   bool live = false;
+  PacketKind kind = PacketKind::kSynthetic;
+  std::uint16_t step = 0;         // collective: algorithm step this data belongs to
+  std::uint32_t bytes = 0;        // data bytes carried
+  PayloadId payload = kNoPayload; // the data itself, if the workload carries values
   PacketId next = kNoPacket;  // intrusive queue link
 };
 
@@ -65,6 +77,39 @@ class PacketPool {
   std::vector<PacketId> free_;
   std::uint64_t live_ = 0;
   std::uint64_t next_serial_ = 0;
+};
+
+// Data carried by packets, in fixed-size slots (the largest payload): only
+// packets in flight hold one, so memory follows the bytes in flight, not the
+// message size.
+class PayloadPool {
+ public:
+  explicit PayloadPool(std::size_t slot_bytes = 256) : slot_(slot_bytes) {}
+  PayloadId alloc() {
+    PayloadId id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<PayloadId>(data_.size() / slot_);
+      data_.resize(data_.size() + slot_);
+    }
+    ++live_;
+    return id;
+  }
+  void release(PayloadId id) {
+    free_.push_back(id);
+    --live_;
+  }
+  std::uint8_t* data(PayloadId id) { return data_.data() + static_cast<std::size_t>(id) * slot_; }
+  std::size_t slot_bytes() const { return slot_; }
+  std::uint64_t live() const { return live_; }
+
+ private:
+  std::size_t slot_;
+  std::vector<std::uint8_t> data_;
+  std::vector<PayloadId> free_;
+  std::uint64_t live_ = 0;
 };
 
 // FIFO of packets threaded through Packet::next (O(1), no allocation).

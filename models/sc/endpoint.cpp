@@ -18,7 +18,7 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
       burst_packets_(cfg.traffic.burst_packets),
       flit_ps_(flit_time_ps(cfg.link)),
       policy_(cfg.endpoint.link_policy),
-      stripe_bytes_(static_cast<std::uint64_t>(cfg.endpoint.stripe_bytes)),
+      stripe_bytes_(stripe_bytes(cfg)),
       packet_bytes_(static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg.traffic.packet_flits - 1)) *
                     static_cast<std::uint64_t>(cfg.link.flit_bytes)),
       window_(window),

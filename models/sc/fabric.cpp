@@ -10,7 +10,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
       window_{ns_to_ps(cfg.sim.warmup_ns), ns_to_ps(cfg.sim.warmup_ns) + ns_to_ps(cfg.sim.duration_ns)},
       scheduler_("kernel"),
       topo_(build_topology(cfg)),
-      pattern_(cfg.traffic, topo_.endpoints, static_cast<std::uint64_t>(cfg.sim.seed)) {
+      pattern_(cfg.traffic, topo_.endpoints, static_cast<std::uint64_t>(cfg.sim.seed)),
+      payloads_(static_cast<std::size_t>(cfg.collective.payload_bytes)) {
   validate(cfg_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw InvariantError("fabricsim needs the SystemC time resolution to be 1 ps");
@@ -25,10 +26,31 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
     switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
                                                  cfg_, pool_, window_, topo_.ports_of_switch(s),
                                                  topo_.routes[static_cast<size_t>(s)]));
-  for (int e = 0; e < topo_.endpoints; ++e)
-    endpoints_.push_back(std::make_unique<Endpoint>(("ep" + std::to_string(e)).c_str(), scheduler_,
-                                                    e, cfg_, pattern_, pool_, sink_, window_,
-                                                    topo_.links_of(e)));
+  // Endpoints: synthetic sources/sinks, or GPUs running collectives.
+  std::vector<TimedModule*> ep_modules;
+  if (cfg_.workload.kind == WorkloadKind::kCollective) {
+    sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints);
+    for (int e = 0; e < topo_.endpoints; ++e) {
+      gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(e)).c_str(), scheduler_, e,
+                                            cfg_, pool_, payloads_, *sweep_, gpu_ptrs_,
+                                            topo_.links_of(e)));
+      gpu_ptrs_.push_back(gpus_.back().get());
+      ep_modules.push_back(gpus_.back().get());
+    }
+  } else {
+    for (int e = 0; e < topo_.endpoints; ++e) {
+      endpoints_.push_back(std::make_unique<Endpoint>(("ep" + std::to_string(e)).c_str(),
+                                                      scheduler_, e, cfg_, pattern_, pool_, sink_,
+                                                      window_, topo_.links_of(e)));
+      ep_modules.push_back(endpoints_.back().get());
+    }
+  }
+  auto connect_endpoint = [&](int e, int k, Link* tx, Link* rx) {
+    if (collective())
+      gpus_[static_cast<size_t>(e)]->connect(k, tx, rx);
+    else
+      endpoints_[static_cast<size_t>(e)]->connect(k, tx, rx);
+  };
 
   // Every switch output drives a link into its peer: an endpoint (delivered
   // at the tail) or another switch's input (cut-through at the head).
@@ -46,8 +68,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
         link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
         to.connect_input(peer.port, link.get());
       } else {
-        link->bind_rx(endpoints_[static_cast<size_t>(peer.id)].get(),
-                      static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/true);
+        link->bind_rx(ep_modules[static_cast<size_t>(peer.id)], static_cast<std::uint32_t>(peer.port),
+                      /*deliver_at_tail=*/true);
       }
       sw.connect_output(p, link.get());
       out[static_cast<size_t>(s)].push_back(link.get());
@@ -55,16 +77,17 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
     }
   }
   for (int e = 0; e < topo_.endpoints; ++e) {
-    Endpoint& ep = *endpoints_[static_cast<size_t>(e)];
+    TimedModule& ep = *ep_modules[static_cast<size_t>(e)];
     for (int k = 0; k < topo_.links_of(e); ++k) {
       const PortPeer& peer = topo_.endpoint_ports[static_cast<size_t>(e)][static_cast<size_t>(k)];
       Switch& to = *switches_[static_cast<size_t>(peer.id)];
-      auto link = std::make_unique<Link>(base + "ep" + std::to_string(e) + ".tx" + std::to_string(k),
+      auto link = std::make_unique<Link>(base + (collective() ? "gpu" : "ep") + std::to_string(e) +
+                                             ".tx" + std::to_string(k),
                                          flit, lat, vcs, switch_credits, window_);
       link->bind_tx(&ep, static_cast<std::uint32_t>(k));
       link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
       to.connect_input(peer.port, link.get());
-      ep.connect(k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)]);
+      connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)]);
       links_.push_back(std::move(link));
     }
   }
@@ -75,6 +98,7 @@ Fabric::~Fabric() = default;
 std::uint64_t Fabric::delivered_flits_total() const {
   std::uint64_t n = 0;
   for (auto& e : endpoints_) n += e->delivered_flits();
+  for (auto& g : gpus_) n += g->delivered_flits();
   return n;
 }
 
@@ -82,11 +106,26 @@ std::uint64_t Fabric::events() const {
   std::uint64_t n = 0;
   for (auto& s : switches_) n += s->events();
   for (auto& e : endpoints_) n += e->events();
+  for (auto& g : gpus_) n += g->events();
   return n;
+}
+
+void Fabric::start_of_simulation() {
+  if (!collective() || sweep_->done()) return;
+  sweep_->begin(0);
+  for (Gpu* g : gpu_ptrs_) g->begin_call(0);
 }
 
 bool Fabric::run() {
   sc_core::sc_start(sc_core::sc_time::from_value(window_.end));
+  if (collective() && !sweep_->done() && !scheduler_.errors().failed()) {
+    finished_ = true;
+    error_ = "the collective sweep did not finish by " + std::to_string(ps_to_ns(window_.end)) +
+             " ns (sim.warmup_ns + sim.duration_ns): call " +
+             std::to_string(sweep_->current_index() + 1) + " of " +
+             std::to_string(sweep_->calls().size()) + " was running";
+    return false;
+  }
   return finish();
 }
 
@@ -97,8 +136,15 @@ bool Fabric::finish() {
     error_ = scheduler_.errors().message();
     return false;
   }
+  // A collective run stops when its sweep is done; statistics cover [0, now).
+  const Ps end = collective() ? Scheduler::now() : window_.end;
+  if (collective()) {
+    window_ = Window{0, end};
+    for (auto& l : links_) l->close_window(window_);
+    for (auto& sw : switches_) sw->close_window(window_);
+  }
   try {
-    check_end_of_run();
+    check_end_of_run(end);
   } catch (const InvariantError& e) {
     error_ = std::string("end-of-run check failed: ") + e.what();
     return false;
@@ -107,9 +153,14 @@ bool Fabric::finish() {
   return true;
 }
 
-void Fabric::check_end_of_run() {
-  const Ps end = window_.end;
+void Fabric::check_end_of_run(Ps end) {
   cons_ = Conservation{};
+  for (auto& g : gpus_) {
+    g->finish(end);
+    cons_.generated += g->injected();
+    cons_.injected += g->injected();
+    cons_.delivered += g->delivered();
+  }
   for (auto& e : endpoints_) {
     e->finish(end);
     cons_.generated += e->generated();
@@ -129,6 +180,7 @@ void Fabric::check_end_of_run() {
     cons_.in_switch_outputs += s->packets_in_outputs();
   }
   for (auto& e : endpoints_) e->check_end_of_run(end);
+  for (auto& g : gpus_) g->check_end_of_run(end);
 
   // Two independent counts must agree: what the components hold, and what
   // the packet pool still has alive.

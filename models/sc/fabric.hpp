@@ -15,7 +15,9 @@
 #include "models/core/packet.hpp"
 #include "models/core/topology.hpp"
 #include "models/core/traffic_pattern.hpp"
+#include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
+#include "models/sc/gpu.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/switch.hpp"
 #include "models/sc/timed_module.hpp"
@@ -64,12 +66,18 @@ class Fabric : public sc_core::sc_module {
   const Topology& topology() const { return topo_; }
   Endpoint& endpoint(int i) { return *endpoints_[static_cast<size_t>(i)]; }
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+  // The collective sweep (workload.kind=collective), else nullptr.
+  const CollectiveSweep* sweep() const { return sweep_.get(); }
 
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;
 
+ protected:
+  void start_of_simulation() override;
+
  private:
-  void check_end_of_run();
+  void check_end_of_run(Ps end);
+  bool collective() const { return sweep_ != nullptr; }
 
   Config cfg_;
   Window window_;
@@ -79,7 +87,11 @@ class Fabric : public sc_core::sc_module {
   SinkStats sink_;
   TrafficPattern pattern_;
   std::vector<std::unique_ptr<Switch>> switches_;
-  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;  // synthetic workload
+  PayloadPool payloads_;
+  std::unique_ptr<CollectiveSweep> sweep_;           // collective workload
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::vector<Gpu*> gpu_ptrs_;
   std::vector<std::unique_ptr<Link>> links_;
   Conservation cons_;
   std::string error_;

@@ -100,6 +100,8 @@ class Link {
   // Throws unless, per VC, available + returning + outstanding == pool size.
   void check_credit_conservation() const;
   void finish(Ps end);  // closes an open stall interval
+  // A run that stopped early: statistics cover `w` (nothing happened after it).
+  void close_window(Window w) { window_ = w; }
 
  private:
   std::string name_;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "models/core/time.hpp"
+#include "models/core/collective.hpp"
 #include "models/sc/fabric.hpp"
 
 namespace fabricsim {
@@ -45,6 +46,47 @@ nlohmann::json config_json(const Config& c) {
   return j;
 }
 
+nlohmann::json collective_json(const CollectiveSweep& sweep) {
+  using nlohmann::json;
+  const CollectiveConfig& k = sweep.config();
+  json rows = json::array();
+  const auto& calls = sweep.calls();
+  for (std::size_t i = 0; i < calls.size();) {
+    // One row per size: the mean over its iterations, like nccl-tests.
+    std::size_t j = i;
+    double time_ns = 0;
+    std::uint64_t wrong = 0, checked = 0;
+    int done = 0;
+    for (; j < calls.size() && calls[j].bytes == calls[i].bytes; ++j) {
+      if (!calls[j].finished) continue;
+      time_ns += ps_to_ns(calls[j].end - calls[j].start);
+      wrong += calls[j].wrong;
+      checked += calls[j].checked;
+      ++done;
+    }
+    const double t = done ? time_ns / done : 0;
+    const double bytes = static_cast<double>(calls[i].bytes);
+    const double algbw = t > 0 ? bytes / t : 0;  // bytes per ns = GB/s
+    rows.push_back({{"size_bytes", calls[i].bytes},
+                    {"count", calls[i].bytes / element_bytes(k.dtype)},
+                    {"type", to_string(k.dtype)},
+                    {"redop", to_string(k.redop)},
+                    {"iterations", done},
+                    {"time_us", t / 1000.0},
+                    {"algbw_GBps", algbw},
+                    {"busbw_GBps", algbw * sweep.bus_factor()},
+                    {"wrong", wrong},
+                    {"checked_elements", checked}});
+    i = j;
+  }
+  return {{"op", to_string(k.op)},
+          {"algorithm", to_string(k.algorithm)},
+          {"gpus", sweep.gpus()},
+          {"bus_factor", sweep.bus_factor()},
+          {"check", k.check},
+          {"rows", rows}};
+}
+
 nlohmann::json Fabric::stats() const {
   using nlohmann::json;
   const int n = topo_.endpoints;
@@ -67,7 +109,7 @@ nlohmann::json Fabric::stats() const {
               {"window_flit_cycles", cycles}};
 
   std::uint64_t offered = 0, accepted = 0, packets = 0;
-  double min_acc = 1e300, max_acc = 0;
+  double min_acc = endpoints_.empty() ? 0 : 1e300, max_acc = 0;
   for (auto& e : endpoints_) {
     offered += e->offered_flits_in_window();
     accepted += e->accepted_flits_in_window();
@@ -95,6 +137,7 @@ nlohmann::json Fabric::stats() const {
                      : 0.0},
       // The modelled rate: flit_bytes per flit time (rounded to 1 ps).
       {"link_GBps", static_cast<double>(cfg_.link.flit_bytes) * 1000.0 / static_cast<double>(flit)}};
+  if (collective()) j["collectives"] = collective_json(*sweep_);
   j["latency_ns"] = latency_json(sink_.latency_ps);
   j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
   // Only a run whose end-of-run checks completed has meaningful counts.

@@ -12,4 +12,8 @@ nlohmann::json latency_json(const Histogram& h_ps);
 // Every config key with its value, typed (numbers, booleans, names).
 nlohmann::json config_json(const Config& c);
 
+class CollectiveSweep;
+// The nccl-tests-like table of a collective sweep: a row per size.
+nlohmann::json collective_json(const CollectiveSweep& sweep);
+
 }  // namespace fabricsim

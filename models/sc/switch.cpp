@@ -13,7 +13,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     : TimedModule(name, scheduler),
       ports_(ports),
       routes_(std::move(routes)),
-      stripe_bytes_(static_cast<std::uint64_t>(cfg.endpoint.stripe_bytes)),
+      stripe_bytes_(stripe_bytes(cfg)),
       vcs_(static_cast<int>(cfg.sw.vcs)),
       queueing_(cfg.sw.queueing),
       in_capacity_per_vc_(static_cast<int>(cfg.sw.input_buffer_flits / cfg.sw.vcs)),
@@ -35,7 +35,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       scratch_(ports_),
       matched_out_(ports_),
       fits_any_(static_cast<size_t>(vcs_), PortSet(ports_)),
-      max_flits_(static_cast<int>(cfg.traffic.packet_flits)),
+      max_flits_(max_packet_flits(cfg)),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)) {
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * ports_ : vcs_);
@@ -49,7 +49,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     out.space.assign(static_cast<size_t>(vcs_), static_cast<int>(cfg.sw.output_buffer_flits));
   }
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
-  xfer_ps_.resize(static_cast<size_t>(cfg.traffic.packet_flits) + 1);
+  xfer_ps_.resize(static_cast<size_t>(max_packet_flits(cfg)) + 1);
   for (size_t l = 0; l < xfer_ps_.size(); ++l)
     xfer_ps_[l] = static_cast<Ps>(std::ceil(static_cast<double>(l * flit_ps_) / speedup_));
 }

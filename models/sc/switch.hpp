@@ -56,6 +56,8 @@ class Switch : public TimedModule {
   // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
   int input_occupancy(int port, int vc, Ps t);
 
+  // A run that stopped early: statistics cover `w` (nothing happened after it).
+  void close_window(Window w) { window_ = w; }
   // Adds the share of packets still queued at `end` to the occupancy mean.
   void finish(Ps end);
   // Throws InvariantError if output-buffer space is not conserved, or if a

@@ -1,0 +1,147 @@
+#include "models/core/collective.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "models/core/errors.hpp"
+
+namespace fabricsim {
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+std::uint32_t input_value(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t element,
+                          DType t) {
+  const std::uint64_t h =
+      mix(seed ^ mix(call * 0x100000001B3ULL + static_cast<std::uint64_t>(gpu)) ^ mix(element));
+  if (t == DType::kInt32)
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>((h >> 32) % 2001) - 1000);
+  // +-(1 + m) * 2^e, m in [0, 1) with 20 random bits, e in [-4, 3].
+  const double mant = 1.0 + static_cast<double>((h >> 1) & 0xFFFFF) / 1048576.0;
+  const double v = std::ldexp(h & 1 ? -mant : mant, static_cast<int>((h >> 21) % 8) - 4);
+  switch (t) {
+    case DType::kFp32:
+      return double_to_fp32(v);
+    case DType::kFp16:
+      return double_to_fp16(v);
+    case DType::kBf16:
+      return double_to_bf16(v);
+    case DType::kInt32:
+      break;
+  }
+  return 0;
+}
+
+void fill_input(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t first,
+                std::uint64_t count, DType t, std::uint8_t* out) {
+  const std::size_t es = element_bytes(t);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint32_t v = input_value(seed, call, gpu, first + i, t);
+    for (std::size_t b = 0; b < es; ++b) out[i * es + b] = static_cast<std::uint8_t>(v >> (8 * b));
+  }
+}
+
+int RingPlan::chunk_of(std::uint64_t e) const {
+  // chunk_begin is monotone; start from the proportional guess and adjust.
+  int c = static_cast<int>(e * static_cast<std::uint64_t>(n) / std::max<std::uint64_t>(1, elements));
+  c = std::min(c, n - 1);
+  while (c > 0 && chunk_begin(c) > e) --c;
+  while (c + 1 < n && chunk_begin(c + 1) <= e) ++c;
+  return c;
+}
+
+CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus)
+    : cfg_(cfg.collective), n_(gpus), seed_(static_cast<std::uint64_t>(cfg.sim.seed)) {
+  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  for (std::uint64_t b = static_cast<std::uint64_t>(cfg_.min_bytes);
+       b <= static_cast<std::uint64_t>(cfg_.max_bytes);
+       b *= static_cast<std::uint64_t>(cfg_.step_factor)) {
+    for (int it = 0; it < cfg_.iterations; ++it) {
+      CollectiveCall c;
+      c.bytes = b / es * es;
+      c.iteration = it;
+      calls_.push_back(c);
+    }
+    if (b > static_cast<std::uint64_t>(cfg_.max_bytes) / static_cast<std::uint64_t>(cfg_.step_factor))
+      break;
+  }
+}
+
+void CollectiveSweep::begin(Ps t) {
+  CollectiveCall& c = current();
+  c.start = t;
+  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  plan_.n = n_;
+  plan_.elements = c.bytes / es;
+  plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
+  finished_ = 0;
+  golden_.clear();
+}
+
+bool CollectiveSweep::gpu_finished(int, Ps t) {
+  if (++finished_ < n_) return false;
+  current().end = t;
+  current().finished = true;
+  ++current_;
+  return true;
+}
+
+double CollectiveSweep::bus_factor() const {
+  const double n = n_;
+  switch (cfg_.op) {
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+      return (n - 1) / n;
+  }
+  return 1.0;
+}
+
+// The golden slice: for reductions, the left fold over the members in the
+// ring's order for that chunk (c+1, c+2, ..., c: the order the ring adds
+// them); for all-gather, the owner's input.
+const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, std::uint64_t count,
+                                                         int uses) {
+  auto it = golden_.find(first);
+  if (it != golden_.end()) return it->second.data;
+  const std::size_t es = element_bytes(cfg_.dtype);
+  const std::size_t bytes = static_cast<std::size_t>(count) * es;
+  const std::uint64_t call = current_;
+  const int c = plan_.chunk_of(first);
+  Golden g{std::vector<std::uint8_t>(bytes), uses};
+  if (cfg_.op == CollectiveOp::kAllGather) {
+    fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
+  } else {
+    scratch_.resize(bytes);
+    fill_input(seed_, call, (c + 1) % n_, first, count, cfg_.dtype, g.data.data());
+    for (int k = 2; k <= n_; ++k) {
+      fill_input(seed_, call, (c + k) % n_, first, count, cfg_.dtype, scratch_.data());
+      alu_accumulate(cfg_.redop, cfg_.dtype, g.data.data(), scratch_.data(), bytes);
+    }
+  }
+  return golden_.emplace(first, std::move(g)).first->second.data;
+}
+
+void CollectiveSweep::check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data,
+                            int expected_uses) {
+  if (!cfg_.check) return;
+  const std::vector<std::uint8_t>& g = golden(first, count, expected_uses);
+  const std::size_t es = element_bytes(cfg_.dtype);
+  std::uint64_t wrong = 0;
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (std::memcmp(&g[i * es], data + i * es, es) != 0) ++wrong;
+  current().wrong += wrong;
+  current().checked += count;
+  auto it = golden_.find(first);
+  if (--it->second.uses_left == 0) golden_.erase(it);
+}
+
+}  // namespace fabricsim

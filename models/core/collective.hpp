@@ -1,0 +1,101 @@
+// Collectives as plain logic (no SystemC): the sweep of calls, how a ring
+// cuts a message into chunks and packet-sized slices, the deterministic input
+// data, and the golden results every output element is checked against.
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "models/core/config.hpp"
+#include "models/core/reduction_alu.hpp"
+#include "models/core/time.hpp"
+
+namespace fabricsim {
+
+// Input element `element` of GPU `gpu` in call `call`: a deterministic value
+// (bit pattern of the dtype) spread over signs and a few binades, so sums
+// round and depend on order, but never overflow for up to thousands of GPUs.
+std::uint32_t input_value(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t element,
+                          DType t);
+// Fills `count` elements starting at `first` into `out` (little endian).
+void fill_input(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t first,
+                std::uint64_t count, DType t, std::uint8_t* out);
+
+// A message of `elements` per GPU cut into n chunks (balanced) and each chunk
+// into slices of at most `slice_elements` (one packet's payload).
+struct RingPlan {
+  int n = 1;
+  std::uint64_t elements = 0;
+  std::uint64_t slice_elements = 1;
+
+  std::uint64_t chunk_begin(int c) const {
+    return elements * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(n);
+  }
+  std::uint64_t chunk_elements(int c) const { return chunk_begin(c + 1) - chunk_begin(c); }
+  std::uint64_t slices(int c) const {
+    return (chunk_elements(c) + slice_elements - 1) / slice_elements;
+  }
+  // Which chunk holds element e.
+  int chunk_of(std::uint64_t e) const;
+};
+
+// One call of the sweep.
+struct CollectiveCall {
+  std::uint64_t bytes = 0;  // per GPU, as nccl-tests reports "size"
+  int iteration = 0;
+  Ps start = 0;
+  Ps end = 0;
+  std::uint64_t wrong = 0;     // output elements that differ from the golden result
+  std::uint64_t checked = 0;   // output elements compared
+  bool finished = false;
+};
+
+// The sweep of an nccl-tests-like run and the golden results, shared by the
+// GPUs of one fabric.
+class CollectiveSweep {
+ public:
+  CollectiveSweep(const Config& cfg, int gpus);
+
+  const CollectiveConfig& config() const { return cfg_; }
+  int gpus() const { return n_; }
+  std::uint64_t seed() const { return seed_; }
+  bool done() const { return current_ >= calls_.size(); }
+  std::size_t current_index() const { return current_; }
+  CollectiveCall& current() { return calls_[current_]; }
+  const std::vector<CollectiveCall>& calls() const { return calls_; }
+  const RingPlan& plan() const { return plan_; }
+
+  // Starts the current call at t (sets its plan).
+  void begin(Ps t);
+  // GPU g has its whole output; returns true when it was the last one (the
+  // call is then finished and the sweep moves to the next).
+  bool gpu_finished(int g, Ps t);
+
+  // Checks `count` output elements starting at global element `first`
+  // against the golden result of the current call; counts mismatches.
+  // `expected_uses`: how many GPUs will check this slice (the golden slice is
+  // computed once and kept until then).
+  void check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data, int expected_uses);
+
+  // nccl-tests' bus bandwidth factor for this collective on n GPUs.
+  double bus_factor() const;
+
+ private:
+  const std::vector<std::uint8_t>& golden(std::uint64_t first, std::uint64_t count, int uses);
+
+  CollectiveConfig cfg_;
+  int n_;
+  std::uint64_t seed_;
+  std::vector<CollectiveCall> calls_;
+  std::size_t current_ = 0;
+  int finished_ = 0;
+  RingPlan plan_;
+  struct Golden {
+    std::vector<std::uint8_t> data;
+    int uses_left;
+  };
+  std::unordered_map<std::uint64_t, Golden> golden_;  // by first element
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,229 @@
+#include "models/sc/gpu.hpp"
+
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+
+namespace fabricsim {
+
+Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
+         PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep,
+         std::vector<Gpu*>& peers, int links)
+    : TimedModule(name, scheduler),
+      id_(id),
+      n_(sweep.gpus()),
+      cfg_(cfg),
+      pool_(pool),
+      payloads_(payloads),
+      sweep_(sweep),
+      peers_(peers),
+      es_(element_bytes(cfg.collective.dtype)),
+      stripe_bytes_(stripe_bytes(cfg)),
+      ports_(static_cast<size_t>(links)),
+      own_(static_cast<size_t>(cfg.collective.payload_bytes)) {}
+
+void Gpu::connect(int port, Link* tx, Link* rx) {
+  ports_[static_cast<size_t>(port)].tx = tx;
+  ports_[static_cast<size_t>(port)].rx = rx;
+}
+
+void Gpu::begin_call(Ps t) { schedule(t, kItemBegin); }
+
+int Gpu::pick_link(std::uint64_t addr) const {
+  return static_cast<int>((addr / stripe_bytes_) % ports_.size());
+}
+
+// Global step t: reduce-scatter steps 0 .. n-2, all-gather steps n-1 .. 2n-3.
+void Gpu::start_call() {
+  const RingPlan& plan = sweep_.plan();
+  const CollectiveOp op = cfg_.collective.op;
+  first_step_ = op == CollectiveOp::kAllGather ? n_ - 1 : 0;
+  last_step_ = op == CollectiveOp::kReduceScatter ? n_ - 2 : 2 * n_ - 3;
+  const std::uint64_t own_chunk = plan.chunk_elements(id_);
+  expected_ = op == CollectiveOp::kAllReduce       ? plan.elements
+              : op == CollectiveOp::kReduceScatter ? own_chunk
+                                                   : plan.elements - own_chunk;
+  if (n_ == 1) expected_ = 0;  // a lone GPU already holds its result
+  received_ = 0;
+  active_ = true;
+  // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
+  // (even a GPU that receives nothing: the others need its data).
+  if (n_ > 1) {
+    const int c = op == CollectiveOp::kAllGather ? id_ : (id_ + n_ - 1) % n_;
+    for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
+      ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+    for (int l = 0; l < links(); ++l) try_link(l);
+  }
+  if (expected_ == 0) output_done(0);
+}
+
+PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
+  const PacketId id = pool_.alloc();
+  Packet& p = pool_.get(id);
+  p.kind = PacketKind::kWrite;
+  p.t_gen = p.t_inject = now();
+  p.src = id_;
+  p.dst = (id_ + 1) % n_;
+  p.addr = first * es_;
+  p.bytes = static_cast<std::uint32_t>(count * es_);
+  p.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, static_cast<std::int64_t>(p.bytes)));
+  p.vc = 0;
+  p.step = static_cast<std::uint16_t>(step);
+  return id;
+}
+
+void Gpu::schedule_try(int l, Ps t) {
+  Port& p = ports_[static_cast<size_t>(l)];
+  if (p.try_at != kNever && p.try_at <= t) return;
+  p.try_at = t;
+  schedule(t, kItemTry, static_cast<std::uint32_t>(l));
+}
+
+// Forwarded slices go first (they keep the ring flowing); then the next
+// first-step slice, made only now that the link can take it.
+void Gpu::try_link(int l) {
+  Port& port = ports_[static_cast<size_t>(l)];
+  const Ps t = now();
+  if (port.ready.empty() && port.first_step.empty()) return;
+  if (port.tx->free_at() > t) {
+    schedule_try(l, port.tx->free_at());
+    return;
+  }
+  const RingPlan& plan = sweep_.plan();
+  PacketId id;
+  if (!port.ready.empty()) {
+    id = port.ready.front();
+    if (!port.tx->has_credits(0, pool_.get(id).flits, t)) {
+      port.tx->set_stalled(t, true);
+      port.tx->wait_for_credits();
+      return;
+    }
+    port.ready.pop_front();
+  } else {
+    const std::uint64_t first = port.first_step.front();
+    const int c = plan.chunk_of(first);
+    const std::uint64_t count = std::min(plan.slice_elements, plan.chunk_begin(c + 1) - first);
+    if (!port.tx->has_credits(0, packet_flits_for(cfg_, static_cast<std::int64_t>(count * es_)), t)) {
+      port.tx->set_stalled(t, true);
+      port.tx->wait_for_credits();
+      return;
+    }
+    port.first_step.pop_front();
+    id = make_packet(first_step_, first, count);
+    Packet& p = pool_.get(id);
+    p.payload = payloads_.alloc();
+    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+               payloads_.data(p.payload));
+  }
+  Packet& p = pool_.get(id);
+  p.t_inject = t;
+  port.tx->set_stalled(t, false);
+  port.tx->send(id, p, t);
+  ++injected_;
+  if (!port.ready.empty() || !port.first_step.empty()) schedule_try(l, port.tx->free_at());
+}
+
+// Takes the packet's payload (forwarded, or released here). The packet pool
+// may grow below, so `in` is read before any allocation.
+void Gpu::receive(const Packet& in) {
+  const std::uint64_t first = in.addr / es_;
+  const std::uint64_t count = in.bytes / es_;
+  const int t = in.step;
+  const PayloadId payload = in.payload;
+  std::uint8_t* data = payloads_.data(payload);
+  const CollectiveOp op = cfg_.collective.op;
+  if (t <= n_ - 2) {
+    // Reduce-scatter: add our own input (left fold: what came, then us).
+    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+               own_.data());
+    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, data, own_.data(), count * es_);
+    if (t == n_ - 2) {  // chunk complete: it is our output slice
+      sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : 1);
+      output_done(count);
+    }
+  } else {
+    sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : n_ - 1);
+    output_done(count);
+  }
+  if (t < last_step_) {
+    // Forward the same data (the payload moves to the new packet).
+    const PacketId id = make_packet(t + 1, first, count);
+    pool_.get(id).payload = payload;
+    const int l = pick_link(first * es_);
+    ports_[static_cast<size_t>(l)].ready.push_back(id);
+    try_link(l);
+  } else {
+    payloads_.release(payload);
+  }
+}
+
+void Gpu::output_done(std::uint64_t elements) {
+  received_ += elements;
+  if (!active_ || received_ < expected_) return;
+  active_ = false;
+  if (!sweep_.gpu_finished(id_, now())) return;
+  if (sweep_.done()) {
+    sc_core::sc_stop();
+    return;
+  }
+  const Ps next = now() + ns_to_ps(cfg_.collective.gap_ns);
+  sweep_.begin(next);
+  for (Gpu* g : peers_) g->begin_call(next);
+}
+
+void Gpu::handle(const Item& item) {
+  switch (item.kind) {
+    case kItemBegin:
+      start_call();
+      break;
+    case kItemTry: {
+      Port& p = ports_[item.a];
+      if (item.time == p.try_at) p.try_at = kNever;
+      try_link(static_cast<int>(item.a));
+      break;
+    }
+    case kItemCredit:
+      ports_[item.a].tx->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      try_link(static_cast<int>(item.a));
+      break;
+    case kItemCreditWake:
+      try_link(static_cast<int>(item.a));
+      break;
+    case kItemArrive: {
+      Link* rx = ports_[item.b].rx;
+      rx->arrived();
+      Packet& p = pool_.get(item.a);
+      if (!p.live) throw InvariantError("delivered a packet that is no longer live (duplicate?)");
+      if (p.dst != id_)
+        throw InvariantError("packet " + std::to_string(p.serial) + " for GPU " +
+                             std::to_string(p.dst) + " delivered to GPU " + std::to_string(id_));
+      ++delivered_;
+      delivered_flits_ += p.flits;
+      rx->return_credits(p.vc, p.flits, item.time);
+      if (p.kind != PacketKind::kWrite || p.payload == kNoPayload)
+        throw InvariantError("GPU received a packet without data");
+      const Packet in = p;  // a copy: receive() may grow the packet pool
+      pool_.release(item.a);
+      receive(in);
+      break;
+    }
+    default:
+      throw InvariantError("gpu: unknown item kind " + std::to_string(item.kind));
+  }
+}
+
+void Gpu::finish(Ps end) {
+  for (auto& p : ports_) p.tx->finish(end);
+}
+
+void Gpu::check_end_of_run(Ps end) const {
+  for (std::size_t l = 0; l < ports_.size(); ++l) {
+    const Port& p = ports_[l];
+    if ((!p.ready.empty() || !p.first_step.empty()) && (p.try_at == kNever || p.try_at < end) &&
+        !p.tx->sender_will_be_woken(end))
+      throw InvariantError(std::string(name()) + " link " + std::to_string(l) +
+                           ": data waits but nothing will send it (lost wake-up)");
+  }
+}
+
+}  // namespace fabricsim

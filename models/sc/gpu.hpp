@@ -1,0 +1,90 @@
+// A GPU taking part in collectives: it runs the calls of a CollectiveSweep
+// with real data, sending posted writes over its links (striped by address)
+// and checking every output element against the golden result.
+//
+// Ring algorithm (NCCL's ring, pipelined per packet): the message is cut into
+// n chunks and each chunk into packet-sized slices. Reduce-scatter step s: GPU
+// g sends chunk (g-s-1) mod n to GPU g+1; the receiver adds its own input to
+// each arriving slice and forwards it at step s+1, so after n-1 steps GPU g
+// holds chunk g fully reduced. All-gather step s: GPU g sends chunk (g-s) mod
+// n; receivers keep and forward. A slice moves on as soon as it arrives (no
+// wait for the whole chunk); a GPU's local add is instantaneous (the model's
+// assumption: GPU arithmetic is not the bottleneck). Step-0 slices are made
+// only when a link can take them, so memory follows what is in flight.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/core/collective.hpp"
+#include "models/core/config.hpp"
+#include "models/core/packet.hpp"
+#include "models/core/ring.hpp"
+#include "models/sc/link.hpp"
+#include "models/sc/timed_module.hpp"
+
+namespace fabricsim {
+
+class Gpu : public TimedModule {
+ public:
+  Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
+      PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, std::vector<Gpu*>& peers,
+      int links);
+
+  void connect(int port, Link* tx, Link* rx);
+  // Starts the sweep's current call at time t (>= now).
+  void begin_call(Ps t);
+  void finish(Ps end);
+  void check_end_of_run(Ps end) const;
+
+  int id() const { return id_; }
+  int links() const { return static_cast<int>(ports_.size()); }
+  std::uint64_t injected() const { return injected_; }
+  std::uint64_t delivered() const { return delivered_; }
+  std::uint64_t delivered_flits() const { return delivered_flits_; }
+
+ protected:
+  void handle(const Item& item) override;
+
+ private:
+  enum : std::uint16_t { kItemTry = 16, kItemBegin = 17 };
+  struct Port {
+    Link* tx = nullptr;
+    Link* rx = nullptr;
+    Ring<PacketId> ready;           // forwarded data, made on arrival
+    Ring<std::uint64_t> first_step; // slices (first element) to send at the first step
+    Ps try_at = kNever;
+  };
+
+  void start_call();
+  void try_link(int l);
+  void schedule_try(int l, Ps t);
+  int pick_link(std::uint64_t addr) const;
+  PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
+  void receive(const Packet& p);
+  void output_done(std::uint64_t elements);
+
+  int id_;
+  int n_;
+  const Config& cfg_;
+  PacketPool& pool_;
+  PayloadPool& payloads_;
+  CollectiveSweep& sweep_;
+  std::vector<Gpu*>& peers_;
+  std::size_t es_;
+  std::uint64_t stripe_bytes_;
+  std::vector<Port> ports_;
+  std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice
+
+  // Current call.
+  int first_step_ = 0;   // 0 (reduce-scatter first) or n-1 (all-gather only)
+  int last_step_ = 0;    // the last step of the call
+  std::uint64_t expected_ = 0;  // output elements this GPU must receive
+  std::uint64_t received_ = 0;
+  bool active_ = false;
+
+  std::uint64_t injected_ = 0;
+  std::uint64_t delivered_ = 0;
+  std::uint64_t delivered_flits_ = 0;
+};
+
+}  // namespace fabricsim
