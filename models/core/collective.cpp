@@ -23,12 +23,21 @@ std::uint32_t input_value(std::uint64_t seed, std::uint64_t call, int gpu, std::
       mix(seed ^ mix(call * 0x100000001B3ULL + static_cast<std::uint64_t>(gpu)) ^ mix(element));
   if (t == DType::kInt32)
     return static_cast<std::uint32_t>(static_cast<std::int32_t>((h >> 32) % 2001) - 1000);
-  // +-(1 + m) * 2^e, m in [0, 1) with 20 random bits, e in [-4, 3].
-  const double mant = 1.0 + static_cast<double>((h >> 1) & 0xFFFFF) / 1048576.0;
-  const double v = std::ldexp(h & 1 ? -mant : mant, static_cast<int>((h >> 21) % 8) - 4);
+  // +-(1 + m) * 2^e, m in [0, 1) with 20 random bits, e in [-4, 3], built
+  // bit by bit (no libm on this hot path).
+  const std::uint64_t m20 = (h >> 1) & 0xFFFFF;
+  const auto e = static_cast<std::int64_t>((h >> 21) % 8) - 4;
+  const std::uint64_t sign = h & 1;
+  if (t == DType::kFp32)  // exact: 20 mantissa bits fit in fp32's 23
+    return static_cast<std::uint32_t>((sign << 31) | (static_cast<std::uint64_t>(127 + e) << 23) |
+                                      (m20 << 3));
+  const std::uint64_t bits =
+      (sign << 63) | (static_cast<std::uint64_t>(1023 + e) << 52) | (m20 << 32);
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
   switch (t) {
     case DType::kFp32:
-      return double_to_fp32(v);
+      break;
     case DType::kFp16:
       return double_to_fp16(v);
     case DType::kBf16:

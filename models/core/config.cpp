@@ -291,21 +291,37 @@ void validate(const Config& c) {
   build_topology(c);  // wiring, port budgets, reachability
 }
 
+namespace {
+// Applies a YAML file; a top-level `base: other.yaml` (relative to this file)
+// is applied first, so a workload can build on a system preset.
+void apply_file(const Schema<Config>& schema, Config& c, const std::string& path, int depth) {
+  if (depth > 8) throw ConfigError(path + ": 'base' files nest more than 8 deep (a cycle?)");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError("cannot read config file '" + path + "'");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(path + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
+                      ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (root && root.IsMap() && root["base"]) {
+    const YAML::Node base = root["base"];
+    if (!base.IsScalar()) throw ConfigError(path + ": 'base' must name one YAML file");
+    const auto dir = path.find('/') == std::string::npos ? std::string()
+                                                          : path.substr(0, path.rfind('/') + 1);
+    apply_file(schema, c, base.Scalar().front() == '/' ? base.Scalar() : dir + base.Scalar(),
+               depth + 1);
+    root.remove("base");
+  }
+  schema.apply_yaml(c, root, path);
+}
+}  // namespace
+
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   const Schema<Config> schema = config_schema();
   Config c;
-  if (!path.empty()) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-      throw ConfigError("cannot read config file '" + path + "'");
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(path + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
-                        ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
-    }
-    schema.apply_yaml(c, root, path);
-  }
+  if (!path.empty()) apply_file(schema, c, path, 0);
   for (auto& o : overrides) {
     try {
       schema.set_assignment(c, o);
