@@ -34,7 +34,7 @@ const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"reduce_scatter", CollectiveOp::kReduceScatter},
     {"all_gather", CollectiveOp::kAllGather}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
-    {"ring", CollectiveAlgo::kRing}};
+    {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls}};
 const std::vector<std::pair<std::string, DType>> kDTypes = {
     {"fp32", DType::kFp32}, {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"int32", DType::kInt32}};
 const std::vector<std::pair<std::string, RedOp>> kRedOps = {
@@ -102,7 +102,9 @@ Schema<Config> config_schema() {
   s.add_choice("collective.op", &C::collective, &CollectiveConfig::op, kCollectiveOps,
                "the collective every GPU calls");
   s.add_choice("collective.algorithm", &C::collective, &CollectiveConfig::algorithm,
-               kCollectiveAlgos, "how it moves data (ring: NCCL's ring, pipelined per packet)");
+               kCollectiveAlgos,
+               "how it moves data: ring (NCCL's ring, pipelined per packet); nvls (NVLink "
+               "SHARP: multimem stores replicated by the switch; all_gather so far)");
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
@@ -282,6 +284,9 @@ void validate(const Config& c) {
     if (k.min_bytes > k.max_bytes)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " is above collective.max_bytes=" +
            std::to_string(k.max_bytes));
+    if (k.algorithm == CollectiveAlgo::kNvls && k.op != CollectiveOp::kAllGather)
+      fail("collective.algorithm=nvls supports collective.op=all_gather so far, not " +
+           to_string(k.op) + " (the in-switch reduction engine is not built yet)");
     const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
     if (k.min_bytes < es || k.payload_bytes % es != 0)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +

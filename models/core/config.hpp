@@ -30,7 +30,7 @@ enum class TopologyKind { kSingle, kScaleUp };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather };
-enum class CollectiveAlgo { kRing };
+enum class CollectiveAlgo { kRing, kNvls };
 
 struct SimConfig {
   std::int64_t seed = 1;

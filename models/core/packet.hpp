@@ -20,6 +20,7 @@ constexpr PayloadId kNoPayload = 0xFFFFFFFFu;
 enum class PacketKind : std::uint8_t {
   kSynthetic,  // open-loop test traffic: counted and dropped at the sink
   kWrite,      // posted write of `bytes` data bytes at `addr` (collectives)
+  kMcStore,    // multimem.st: a write the switch replicates to every member of `group`
 };
 
 struct Packet {
@@ -39,6 +40,9 @@ struct Packet {
   std::uint16_t step = 0;         // collective: algorithm step this data belongs to
   std::uint32_t bytes = 0;        // data bytes carried
   PayloadId payload = kNoPayload; // the data itself, if the workload carries values
+  std::uint16_t group = 0;        // multicast group (kMcStore)
+  std::uint16_t copies_left = 0;  // a replicated packet: copies not yet sent on
+  PacketId parent = kNoPacket;    // a copy: the packet it was replicated from
   PacketId next = kNoPacket;  // intrusive queue link
 };
 
@@ -81,7 +85,8 @@ class PacketPool {
 
 // Data carried by packets, in fixed-size slots (the largest payload): only
 // packets in flight hold one, so memory follows the bytes in flight, not the
-// message size.
+// message size. Multicast copies share one slot: slots are reference counted.
+// data() pointers are invalidated by alloc() (the storage may grow).
 class PayloadPool {
  public:
   explicit PayloadPool(std::size_t slot_bytes = 256) : slot_(slot_bytes) {}
@@ -93,11 +98,16 @@ class PayloadPool {
     } else {
       id = static_cast<PayloadId>(data_.size() / slot_);
       data_.resize(data_.size() + slot_);
+      refs_.push_back(0);
     }
+    refs_[id] = 1;
     ++live_;
     return id;
   }
+  void retain(PayloadId id) { ++refs_[id]; }
   void release(PayloadId id) {
+    if (refs_[id] == 0) throw InvariantError("payload released twice");
+    if (--refs_[id] > 0) return;
     free_.push_back(id);
     --live_;
   }
@@ -108,6 +118,7 @@ class PayloadPool {
  private:
   std::size_t slot_;
   std::vector<std::uint8_t> data_;
+  std::vector<std::uint32_t> refs_;
   std::vector<PayloadId> free_;
   std::uint64_t live_ = 0;
 };

@@ -25,11 +25,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
   for (int s = 0; s < topo_.switches; ++s)
     switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
                                                  cfg_, pool_, window_, topo_.ports_of_switch(s),
-                                                 topo_.routes[static_cast<size_t>(s)]));
+                                                 topo_.routes[static_cast<size_t>(s)], &payloads_));
   // Endpoints: synthetic sources/sinks, or GPUs running collectives.
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {
     sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints);
+    // Multicast group 0: every GPU (the collective's communicator).
+    std::vector<int> all(static_cast<size_t>(topo_.endpoints));
+    for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;
+    for (auto& sw : switches_) sw->set_multicast_groups({all});
     for (int e = 0; e < topo_.endpoints; ++e) {
       gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(e)).c_str(), scheduler_, e,
                                             cfg_, pool_, payloads_, *sweep_, gpu_ptrs_,
@@ -178,6 +182,8 @@ void Fabric::check_end_of_run(Ps end) {
     s->check_end_of_run(end);
     cons_.in_switch_inputs += s->packets_in_inputs();
     cons_.in_switch_outputs += s->packets_in_outputs();
+    cons_.replicated += s->copies_made();
+    cons_.retired += s->originals_retired();
   }
   for (auto& e : endpoints_) e->check_end_of_run(end);
   for (auto& g : gpus_) g->check_end_of_run(end);

@@ -32,10 +32,14 @@ struct Conservation {
   std::uint64_t on_links = 0;       // in flight on a link
   std::uint64_t in_switch_inputs = 0;
   std::uint64_t in_switch_outputs = 0;
+  std::uint64_t replicated = 0;  // multicast copies made by switches
+  std::uint64_t retired = 0;     // multicast originals retired after their last copy
   std::uint64_t in_flight() const { return on_links + in_switch_inputs + in_switch_outputs; }
-  // Injected packets that are neither delivered nor anywhere in the fabric.
+  // Packets that are neither delivered nor anywhere in the fabric (multicast
+  // turns one original into copies: + copies made, - originals retired).
   std::int64_t lost() const {
-    return static_cast<std::int64_t>(injected) - static_cast<std::int64_t>(delivered) -
+    return static_cast<std::int64_t>(injected + replicated) -
+           static_cast<std::int64_t>(retired) - static_cast<std::int64_t>(delivered) -
            static_cast<std::int64_t>(in_flight());
   }
 };

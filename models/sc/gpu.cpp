@@ -40,15 +40,19 @@ void Gpu::start_call() {
   first_step_ = op == CollectiveOp::kAllGather ? n_ - 1 : 0;
   last_step_ = op == CollectiveOp::kReduceScatter ? n_ - 2 : 2 * n_ - 3;
   const std::uint64_t own_chunk = plan.chunk_elements(id_);
+  nvls_ = cfg_.collective.algorithm == CollectiveAlgo::kNvls;
   expected_ = op == CollectiveOp::kAllReduce       ? plan.elements
               : op == CollectiveOp::kReduceScatter ? own_chunk
                                                    : plan.elements - own_chunk;
   if (n_ == 1) expected_ = 0;  // a lone GPU already holds its result
+  // NVLS all-gather: one multimem store of our chunk; the switch writes it to
+  // every member, ourselves included, so we receive all n chunks.
+  if (nvls_) expected_ = plan.elements;
   received_ = 0;
   active_ = true;
   // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
   // (even a GPU that receives nothing: the others need its data).
-  if (n_ > 1) {
+  if (n_ > 1 || nvls_) {
     const int c = op == CollectiveOp::kAllGather ? id_ : (id_ + n_ - 1) % n_;
     for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
       ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
@@ -109,8 +113,12 @@ void Gpu::try_link(int l) {
       return;
     }
     port.first_step.pop_front();
-    id = make_packet(first_step_, first, count);
+    id = make_packet(nvls_ ? kMcStep : first_step_, first, count);
     Packet& p = pool_.get(id);
+    if (nvls_) {
+      p.kind = PacketKind::kMcStore;
+      p.group = 0;
+    }
     p.payload = payloads_.alloc();
     fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
                payloads_.data(p.payload));
@@ -132,6 +140,12 @@ void Gpu::receive(const Packet& in) {
   const PayloadId payload = in.payload;
   std::uint8_t* data = payloads_.data(payload);
   const CollectiveOp op = cfg_.collective.op;
+  if (t == kMcStep) {  // a multicast copy: final data, nothing to forward
+    sweep_.check(first, count, data, n_);
+    output_done(count);
+    payloads_.release(payload);
+    return;
+  }
   if (t <= n_ - 2) {
     // Reduce-scatter: add our own input (left fold: what came, then us).
     fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,

@@ -47,6 +47,7 @@ class Gpu : public TimedModule {
 
  private:
   enum : std::uint16_t { kItemTry = 16, kItemBegin = 17 };
+  static constexpr int kMcStep = 0xFFFF;  // packet step of multicast data
   struct Port {
     Link* tx = nullptr;
     Link* rx = nullptr;
@@ -81,6 +82,7 @@ class Gpu : public TimedModule {
   std::uint64_t expected_ = 0;  // output elements this GPU must receive
   std::uint64_t received_ = 0;
   bool active_ = false;
+  bool nvls_ = false;
 
   std::uint64_t injected_ = 0;
   std::uint64_t delivered_ = 0;

@@ -149,6 +149,8 @@ nlohmann::json Fabric::stats() const {
                        {"in_flight_on_links", cons_.on_links},
                        {"in_flight_switch_inputs", cons_.in_switch_inputs},
                        {"in_flight_switch_outputs", cons_.in_switch_outputs},
+                       {"multicast_copies", cons_.replicated},
+                       {"multicast_originals_retired", cons_.retired},
                        {"lost", cons_.lost()}};
 
   json links = json::object();

@@ -9,10 +9,11 @@ namespace fabricsim {
 
 Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
                PacketPool& pool, Window window, int ports,
-               std::vector<std::vector<int>> routes)
+               std::vector<std::vector<int>> routes, PayloadPool* payloads)
     : TimedModule(name, scheduler),
       ports_(ports),
       routes_(std::move(routes)),
+      payloads_(payloads),
       stripe_bytes_(stripe_bytes(cfg)),
       vcs_(static_cast<int>(cfg.sw.vcs)),
       queueing_(cfg.sw.queueing),
@@ -52,6 +53,10 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
   xfer_ps_.resize(static_cast<size_t>(max_packet_flits(cfg)) + 1);
   for (size_t l = 0; l < xfer_ps_.size(); ++l)
     xfer_ps_[l] = static_cast<Ps>(std::ceil(static_cast<double>(l * flit_ps_) / speedup_));
+}
+
+void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
+  groups_ = std::move(groups);
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -112,10 +117,12 @@ int Switch::input_occupancy(int port, int vc, Ps t) {
 }
 
 std::int64_t Switch::queued_input_flits(int port) const {
-  std::int64_t n = 0;
-  for (const PacketQueue& q : inputs_[static_cast<size_t>(port)].queues)
+  // Multicast copies hold no buffer of their own: their original does.
+  const Input& in = inputs_[static_cast<size_t>(port)];
+  std::int64_t n = in.mc_held_flits;
+  for (const PacketQueue& q : in.queues)
     for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
-      n += pool_.get(id).flits;
+      if (pool_.get(id).parent == kNoPacket) n += pool_.get(id).flits;
   return n;
 }
 
@@ -197,6 +204,7 @@ void Switch::finish(Ps end) {
     for (const PacketQueue& q : in.queues)
       for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
         const Packet& p = pool_.get(id);
+        if (p.parent != kNoPacket) continue;  // counted once, through its original
         in.occ_integral += static_cast<double>(p.flits) *
                            static_cast<double>(overlap(p.t_head, end, window_.begin, window_.end));
       }
@@ -226,12 +234,15 @@ void Switch::arrive(PacketId id, int port) {
   // Route: the output ports toward the destination endpoint; with several
   // (parallel links, planes) the address picks one, so an address stream is
   // spread evenly and each address always takes the same path (in order).
-  if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
-      routes_[static_cast<size_t>(p.dst)].empty())
-    throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
-                         std::to_string(p.dst));
-  const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
-  p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
+  const bool multicast = p.kind == PacketKind::kMcStore;
+  if (!multicast) {
+    if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
+        routes_[static_cast<size_t>(p.dst)].empty())
+      throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
+                           std::to_string(p.dst));
+    const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
+    p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
+  }
   apply_departures(in, t);
   int& occ = in.occupancy[p.vc];
   if (occ + p.flits > in_capacity_per_vc_)
@@ -241,6 +252,10 @@ void Switch::arrive(PacketId id, int port) {
   occ += p.flits;
   in.total_occ += p.flits;
   if (window_.contains(t)) in.max_occ = std::max(in.max_occ, in.total_occ);
+  if (multicast) {
+    replicate(id, port, t);
+    return;
+  }
 
   if (queueing_ == Queueing::kOutput) {
     const Ps tail = t + static_cast<Ps>(p.flits - 1) * flit_ps_;
@@ -258,6 +273,71 @@ void Switch::arrive(PacketId id, int port) {
   ++pending_total_;
   active_.set(port);
   request_tick(t);
+}
+
+void Switch::replicate(PacketId id, int port, Ps t) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  const Packet original = pool_.get(id);  // a copy: alloc() below may move the pool
+  if (original.group >= groups_.size() || groups_[original.group].empty())
+    throw InvariantError("multicast packet " + std::to_string(original.serial) +
+                         " names group " + std::to_string(original.group) +
+                         ", which is not in this switch's group table");
+  if (payloads_ == nullptr || original.payload == kNoPayload)
+    throw InvariantError("multicast packet without data");
+  const std::vector<int>& members = groups_[original.group];
+  pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
+  ++mc_originals_;
+  in.mc_held_flits += original.flits;
+  const Ps ready = edge_at_or_after(t, cycle_ps_) + pipeline_ps_;
+  for (int m : members) {
+    const std::vector<int>& r = routes_[static_cast<size_t>(m)];
+    if (r.empty())
+      throw InvariantError("multicast member " + std::to_string(m) + " has no route");
+    const PacketId c = pool_.alloc();
+    Packet& cp = pool_.get(c);
+    const std::uint64_t serial = cp.serial;
+    cp = original;
+    cp.serial = serial;
+    cp.live = true;
+    cp.kind = PacketKind::kWrite;
+    cp.dst = m;
+    cp.parent = id;
+    cp.copies_left = 0;
+    cp.out_port = r.size() == 1 ? r[0] : r[(original.addr / stripe_bytes_) % r.size()];
+    payloads_->retain(original.payload);
+    ++copies_made_;
+    if (queueing_ == Queueing::kOutput) {
+      enqueue_output(cp.out_port, c, ready);
+      continue;
+    }
+    if (queueing_ == Queueing::kFifo) {
+      in.queues[cp.vc].push(pool_, c);
+    } else {
+      voq(in, cp.vc, cp.out_port).push(pool_, c);
+      in.nonempty[cp.vc].set(cp.out_port);
+    }
+    ++in.pending;
+    ++pending_total_;
+  }
+  if (queueing_ == Queueing::kOutput) {
+    // Ideal output queueing: every copy is in its output queue at once.
+    retire_original(in, id, t + static_cast<Ps>(original.flits - 1) * flit_ps_);
+    return;
+  }
+  active_.set(port);
+  request_tick(t);
+}
+
+// The last copy of a multicast original has left the input (at t_out): its
+// flits leave the buffer and their credits go upstream.
+void Switch::retire_original(Input& in, PacketId id, Ps t_out) {
+  const Packet& o = pool_.get(id);
+  leave_input(in, o.vc, o.flits, o.t_head, t_out);
+  in.mc_held_flits -= o.flits;
+  --mc_originals_;
+  ++originals_retired_;
+  payloads_->release(o.payload);
+  pool_.release(id);
 }
 
 void Switch::request_tick(Ps t) {
@@ -384,7 +464,11 @@ void Switch::grant(int i, int o, Ps e) {
   const Ps b = std::max(e + xfer_ps_[p.flits], tail_in);
   in.busy_until = b;
   out.busy_until = b;
-  leave_input(in, vc, p.flits, p.t_head, b);
+  if (p.parent == kNoPacket) {
+    leave_input(in, vc, p.flits, p.t_head, b);
+  } else if (--pool_.get(p.parent).copies_left == 0) {
+    retire_original(in, p.parent, b);
+  }
   out.space[static_cast<size_t>(vc)] -= p.flits;
   --in.pending;
   --pending_total_;

@@ -42,14 +42,23 @@ class Switch : public TimedModule {
  public:
   // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
   Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-         PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes);
+         PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes,
+         PayloadPool* payloads = nullptr);
+
+  // Multicast group table: group id -> member endpoints. A kMcStore packet
+  // is replicated at its input into one copy per member (sharing the data),
+  // each queued and allocated like a unicast packet; the input buffer holds
+  // the original until the last copy has crossed, then returns its credits.
+  void set_multicast_groups(std::vector<std::vector<int>> groups);
+  std::uint64_t copies_made() const { return copies_made_; }
+  std::uint64_t originals_retired() const { return originals_retired_; }
 
   void connect_input(int port, Link* in);    // upstream -> this input port
   void connect_output(int port, Link* out);  // this output port -> downstream
 
   int ports() const { return ports_; }
   // Packets inside the switch (input buffers and output buffers).
-  std::uint64_t packets_in_inputs() const { return pending_total_; }
+  std::uint64_t packets_in_inputs() const { return pending_total_ + mc_originals_; }
   std::uint64_t packets_in_outputs() const { return out_queued_total_; }
   // Flits of packets at input `port` that have not been granted yet.
   std::int64_t queued_input_flits(int port) const;
@@ -91,6 +100,7 @@ class Switch : public TimedModule {
     std::vector<int> occupancy;           // [vc] flits held, departures applied
     Ring<Departure> departures;           // future frees, in time order
     int total_occ = 0;
+    int mc_held_flits = 0;                // flits of multicast originals not yet fully sent
     int max_occ = 0;
     double occ_integral = 0;              // flit*ps inside the window
     int vc_ptr = 0;
@@ -112,6 +122,8 @@ class Switch : public TimedModule {
   };
 
   void arrive(PacketId id, int port);
+  void replicate(PacketId id, int port, Ps t);
+  void retire_original(Input& in, PacketId id, Ps t_out);
   void sample_window_start();
   void apply_departures(Input& in, Ps t);
   void leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out);
@@ -133,6 +145,8 @@ class Switch : public TimedModule {
 
   const int ports_;
   const std::vector<std::vector<int>> routes_;
+  PayloadPool* payloads_;
+  std::vector<std::vector<int>> groups_;
   const std::uint64_t stripe_bytes_;
   const int vcs_;
   const Queueing queueing_;
@@ -166,6 +180,9 @@ class Switch : public TimedModule {
   bool window_sampled_ = false;
   std::uint64_t alloc_cycles_ = 0;
   std::uint64_t grants_ = 0;
+  std::uint64_t copies_made_ = 0;
+  std::uint64_t originals_retired_ = 0;
+  std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
 };
 
 }  // namespace fabricsim

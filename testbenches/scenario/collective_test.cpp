@@ -113,3 +113,38 @@ TEST(Collective, RingBusBandwidthApproachesTheLinkRate) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// NVLS all-gather: each GPU's chunk goes out once as multimem stores; the
+// switch writes one copy to every member (the sender included). Every GPU
+// then checks all n chunks, and the packet counts show exactly n copies per
+// original, each delivered once.
+TEST(Collective, NvlsAllGatherOneCopyPerMember) {
+  const auto s = run({"switch.ports=5", "collective.op=all_gather", "collective.algorithm=nvls",
+                      "collective.min_bytes=16", "collective.max_bytes=500000",
+                      "collective.step_factor=5"});
+  expect_exact(s, 5, 1);
+  const auto& k = s["conservation"];
+  const auto injected = k["injected"].get<std::uint64_t>();
+  EXPECT_GT(injected, 0u);
+  EXPECT_EQ(k["multicast_copies"].get<std::uint64_t>(), 5 * injected);
+  EXPECT_EQ(k["multicast_originals_retired"].get<std::uint64_t>(), injected);
+  EXPECT_EQ(k["delivered"].get<std::uint64_t>(), 5 * injected);
+}
+
+// The same on DGX H100's four chips: each chip replicates the stripes that
+// reach it, over its links to all 8 GPUs.
+TEST(Collective, NvlsAllGatherOnDgxH100) {
+  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
+                      "topology.links=5,4,4,5", "collective.op=all_gather",
+                      "collective.algorithm=nvls", "collective.min_bytes=4096",
+                      "collective.max_bytes=1048576", "collective.step_factor=16"});
+  expect_exact(s, 8, 1);
+  EXPECT_EQ(s["conservation"]["multicast_copies"].get<std::uint64_t>(),
+            8 * s["conservation"]["injected"].get<std::uint64_t>());
+}
+
+}  // namespace
+}  // namespace fabricsim
