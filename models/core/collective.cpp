@@ -129,10 +129,13 @@ const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, st
   if (cfg_.op == CollectiveOp::kAllGather) {
     fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
   } else {
+    // The ring adds chunk c in the order c+1, ..., c; the switch engine
+    // folds in member order 0, 1, ..., n-1.
+    const int start = cfg_.algorithm == CollectiveAlgo::kRing ? c + 1 : 0;
     scratch_.resize(bytes);
-    fill_input(seed_, call, (c + 1) % n_, first, count, cfg_.dtype, g.data.data());
-    for (int k = 2; k <= n_; ++k) {
-      fill_input(seed_, call, (c + k) % n_, first, count, cfg_.dtype, scratch_.data());
+    fill_input(seed_, call, start % n_, first, count, cfg_.dtype, g.data.data());
+    for (int k = 1; k < n_; ++k) {
+      fill_input(seed_, call, (start + k) % n_, first, count, cfg_.dtype, scratch_.data());
       alu_accumulate(cfg_.redop, cfg_.dtype, g.data.data(), scratch_.data(), bytes);
     }
   }

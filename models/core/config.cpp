@@ -34,7 +34,8 @@ const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"reduce_scatter", CollectiveOp::kReduceScatter},
     {"all_gather", CollectiveOp::kAllGather}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
-    {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls}};
+    {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls},
+    {"push", CollectiveAlgo::kPush}};
 const std::vector<std::pair<std::string, DType>> kDTypes = {
     {"fp32", DType::kFp32}, {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"int32", DType::kInt32}};
 const std::vector<std::pair<std::string, RedOp>> kRedOps = {
@@ -63,6 +64,11 @@ std::string to_string(CollectiveAlgo a) { return name_of(kCollectiveAlgos, a); }
 
 int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
   return 1 + static_cast<int>((payload_bytes + c.link.flit_bytes - 1) / c.link.flit_bytes);
+}
+
+bool uses_reduction_engine(const Config& c) {
+  return c.workload.kind == WorkloadKind::kCollective &&
+         c.collective.algorithm == CollectiveAlgo::kPush;
 }
 
 std::uint64_t stripe_bytes(const Config& c) {
@@ -104,7 +110,9 @@ Schema<Config> config_schema() {
   s.add_choice("collective.algorithm", &C::collective, &CollectiveConfig::algorithm,
                kCollectiveAlgos,
                "how it moves data: ring (NCCL's ring, pipelined per packet); nvls (NVLink "
-               "SHARP: multimem stores replicated by the switch; all_gather so far)");
+               "SHARP: multimem stores replicated by the switch; all_gather so far); push "
+               "(every GPU writes its data to the switch's reduction engine, which multicasts "
+               "the result; all_reduce)");
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
@@ -123,6 +131,16 @@ Schema<Config> config_schema() {
             4096, "data bytes per packet (128 like SM stores, 256 like copy engines)");
   s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
              "compare every output element with the golden reduction (the #wrong column)");
+  // reduction engine
+  s.add_int("reduction.table_entries", &C::reduction, &ReductionConfig::table_entries, "entries",
+            1, 1 << 24,
+            "concurrent reductions per switch chip (one per address being reduced); a full "
+            "table withholds the contributions that need a new entry");
+  s.add_int("reduction.alu_bytes_per_cycle", &C::reduction, &ReductionConfig::alu_bytes_per_cycle,
+            "B/cycle", 1, 1 << 20,
+            "ALU throughput: contribution bytes reduced per switch clock cycle");
+  s.add_int("reduction.pipeline_cycles", &C::reduction, &ReductionConfig::pipeline_cycles,
+            "cycles", 0, 100000, "ALU pipeline depth: cycles from accepting data to its result");
   // topology
   s.add_choice("topology.kind", &C::topology, &TopologyConfig::kind, kTopologies,
                "single: one switch with an endpoint on each of its switch.ports ports; "
@@ -286,7 +304,19 @@ void validate(const Config& c) {
            std::to_string(k.max_bytes));
     if (k.algorithm == CollectiveAlgo::kNvls && k.op != CollectiveOp::kAllGather)
       fail("collective.algorithm=nvls supports collective.op=all_gather so far, not " +
-           to_string(k.op) + " (the in-switch reduction engine is not built yet)");
+           to_string(k.op) + " (use collective.algorithm=push for an in-switch all_reduce)");
+    if (k.algorithm == CollectiveAlgo::kPush && k.op != CollectiveOp::kAllReduce)
+      fail("collective.algorithm=push supports collective.op=all_reduce, not " + to_string(k.op));
+    if (uses_reduction_engine(c) && c.sw.queueing == Queueing::kOutput)
+      fail("collective.algorithm=push needs an input-queued switch (switch.queueing=fifo or "
+           "voq): the ideal output-queued model has no crossbar to reach the reduction engine");
+    if (uses_reduction_engine(c) && c.topology.kind == TopologyKind::kScaleUp &&
+        c.topology.links.size() != static_cast<size_t>(c.topology.switches))
+      fail("collective.algorithm=push needs every GPU wired alike (topology.links with one value "
+           "per switch), so each address stripe reaches the same chip from every GPU");
+    if (uses_reduction_engine(c) && !c.topology.switch_links.empty())
+      fail("collective.algorithm=push needs GPUs attached directly to every chip "
+           "(no topology.switch_links)");
     const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
     if (k.min_bytes < es || k.payload_bytes % es != 0)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +

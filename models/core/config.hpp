@@ -30,7 +30,7 @@ enum class TopologyKind { kSingle, kScaleUp };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather };
-enum class CollectiveAlgo { kRing, kNvls };
+enum class CollectiveAlgo { kRing, kNvls, kPush };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -109,8 +109,16 @@ struct CollectiveConfig {
   bool check = true;
 };
 
+// The in-switch reduction engine of every switch chip (NVLink SHARP-like).
+struct ReductionConfig {
+  std::int64_t table_entries = 256;
+  std::int64_t alu_bytes_per_cycle = 64;
+  std::int64_t pipeline_cycles = 8;
+};
+
 struct Config {
   SimConfig sim;
+  ReductionConfig reduction;
   WorkloadConfig workload;
   CollectiveConfig collective;
   TopologyConfig topology;
@@ -149,6 +157,8 @@ std::string to_string(TopologyKind k);
 
 // Number of endpoints the topology has (switch.ports for a single switch).
 int endpoint_count(const Config& c);
+// True if the workload uses the switches' reduction engines.
+bool uses_reduction_engine(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).
 int max_packet_flits(const Config& c);
 // Flits of a packet carrying `payload` bytes: one header flit + payload flits.

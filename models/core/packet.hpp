@@ -21,6 +21,7 @@ enum class PacketKind : std::uint8_t {
   kSynthetic,  // open-loop test traffic: counted and dropped at the sink
   kWrite,      // posted write of `bytes` data bytes at `addr` (collectives)
   kMcStore,    // multimem.st: a write the switch replicates to every member of `group`
+  kReduceContrib,  // push-style reduction: this GPU's data for `addr` of `group`
 };
 
 struct Packet {

@@ -184,6 +184,8 @@ void Fabric::check_end_of_run(Ps end) {
     cons_.in_switch_outputs += s->packets_in_outputs();
     cons_.replicated += s->copies_made();
     cons_.retired += s->originals_retired();
+    cons_.results += s->results_made();
+    cons_.consumed += s->contributions_consumed();
   }
   for (auto& e : endpoints_) e->check_end_of_run(end);
   for (auto& g : gpus_) g->check_end_of_run(end);

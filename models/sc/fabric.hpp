@@ -34,12 +34,14 @@ struct Conservation {
   std::uint64_t in_switch_outputs = 0;
   std::uint64_t replicated = 0;  // multicast copies made by switches
   std::uint64_t retired = 0;     // multicast originals retired after their last copy
+  std::uint64_t results = 0;     // reduction results made by switch engines
+  std::uint64_t consumed = 0;    // contributions folded (and freed) by switch engines
   std::uint64_t in_flight() const { return on_links + in_switch_inputs + in_switch_outputs; }
   // Packets that are neither delivered nor anywhere in the fabric (multicast
   // turns one original into copies: + copies made, - originals retired).
   std::int64_t lost() const {
-    return static_cast<std::int64_t>(injected + replicated) -
-           static_cast<std::int64_t>(retired) - static_cast<std::int64_t>(delivered) -
+    return static_cast<std::int64_t>(injected + replicated + results) -
+           static_cast<std::int64_t>(retired + consumed) - static_cast<std::int64_t>(delivered) -
            static_cast<std::int64_t>(in_flight());
   }
 };

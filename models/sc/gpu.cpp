@@ -41,18 +41,26 @@ void Gpu::start_call() {
   last_step_ = op == CollectiveOp::kReduceScatter ? n_ - 2 : 2 * n_ - 3;
   const std::uint64_t own_chunk = plan.chunk_elements(id_);
   nvls_ = cfg_.collective.algorithm == CollectiveAlgo::kNvls;
+  push_ = cfg_.collective.algorithm == CollectiveAlgo::kPush;
   expected_ = op == CollectiveOp::kAllReduce       ? plan.elements
               : op == CollectiveOp::kReduceScatter ? own_chunk
                                                    : plan.elements - own_chunk;
   if (n_ == 1) expected_ = 0;  // a lone GPU already holds its result
   // NVLS all-gather: one multimem store of our chunk; the switch writes it to
   // every member, ourselves included, so we receive all n chunks.
-  if (nvls_) expected_ = plan.elements;
+  if (nvls_ || push_) expected_ = plan.elements;
   received_ = 0;
   active_ = true;
   // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
   // (even a GPU that receives nothing: the others need its data).
-  if (n_ > 1 || nvls_) {
+  if (push_) {
+    // Push all-reduce: our whole buffer goes to the switches' engines, which
+    // multicast each reduced slice back to every GPU.
+    for (int c = 0; c < n_; ++c)
+      for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
+        ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+    for (int l = 0; l < links(); ++l) try_link(l);
+  } else if (n_ > 1 || nvls_) {
     const int c = op == CollectiveOp::kAllGather ? id_ : (id_ + n_ - 1) % n_;
     for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
       ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
@@ -113,10 +121,10 @@ void Gpu::try_link(int l) {
       return;
     }
     port.first_step.pop_front();
-    id = make_packet(nvls_ ? kMcStep : first_step_, first, count);
+    id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
     Packet& p = pool_.get(id);
-    if (nvls_) {
-      p.kind = PacketKind::kMcStore;
+    if (nvls_ || push_) {
+      p.kind = push_ ? PacketKind::kReduceContrib : PacketKind::kMcStore;
       p.group = 0;
     }
     p.payload = payloads_.alloc();

@@ -83,6 +83,7 @@ class Gpu : public TimedModule {
   std::uint64_t received_ = 0;
   bool active_ = false;
   bool nvls_ = false;
+  bool push_ = false;
 
   std::uint64_t injected_ = 0;
   std::uint64_t delivered_ = 0;

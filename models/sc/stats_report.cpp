@@ -151,6 +151,8 @@ nlohmann::json Fabric::stats() const {
                        {"in_flight_switch_outputs", cons_.in_switch_outputs},
                        {"multicast_copies", cons_.replicated},
                        {"multicast_originals_retired", cons_.retired},
+                       {"reduction_results", cons_.results},
+                       {"reduction_contributions", cons_.consumed},
                        {"lost", cons_.lost()}};
 
   json links = json::object();
@@ -181,6 +183,19 @@ nlohmann::json Fabric::stats() const {
                                           {"per_port_mean", per_port_mean},
                                           {"per_port_max", per_port_max}};
     sw["allocator"] = {{"cycles", s.allocation_cycles()}, {"grants", s.grants()}};
+    if (s.has_engine()) {
+      const auto& es = s.engine_stats();
+      const double w = static_cast<double>(window_.length());
+      sw["reduction_engine"] = {
+          {"table_entries", cfg_.reduction.table_entries},
+          {"occupancy_mean", w > 0 ? es.occupancy_integral / w : 0.0},
+          {"occupancy_max", es.max_occupancy},
+          {"completed", es.completed},
+          {"contributions", es.contributions},
+          {"wait_for_last_ns_mean", es.completed ? es.wait_sum_ns / es.completed : 0.0},
+          {"wait_for_last_ns_max", es.wait_max_ns},
+          {"alu_utilization", w > 0 ? static_cast<double>(es.alu_busy) / w : 0.0}};
+    }
     switches[std::string(name()) + ".sw" + std::to_string(k)] = sw;
   }
   j["switches"] = switches;

@@ -12,6 +12,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
                std::vector<std::vector<int>> routes, PayloadPool* payloads)
     : TimedModule(name, scheduler),
       ports_(ports),
+      engine_port_(uses_reduction_engine(cfg) ? ports : -1),
+      xports_(ports + (uses_reduction_engine(cfg) ? 1 : 0)),
       routes_(std::move(routes)),
       payloads_(payloads),
       stripe_bytes_(stripe_bytes(cfg)),
@@ -24,25 +26,30 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       speedup_(cfg.sw.speedup),
       pool_(pool),
       window_(window),
-      inputs_(static_cast<size_t>(ports_)),
-      outputs_(static_cast<size_t>(ports_)),
-      allocator_(make_allocator(cfg.sw.allocator, ports_, ports_,
+      inputs_(static_cast<size_t>(xports_)),
+      outputs_(static_cast<size_t>(xports_)),
+      allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
                                 static_cast<std::uint64_t>(cfg.sim.seed))),
-      requests_(ports_, ports_),
-      match_(ports_, ports_),
-      active_(ports_),
-      out_free_(ports_),
-      scratch_(ports_),
-      matched_out_(ports_),
-      fits_any_(static_cast<size_t>(vcs_), PortSet(ports_)),
+      requests_(xports_, xports_),
+      match_(xports_, xports_),
+      active_(xports_),
+      out_free_(xports_),
+      scratch_(xports_),
+      matched_out_(xports_),
+      fits_any_(static_cast<size_t>(vcs_), PortSet(xports_)),
       max_flits_(max_packet_flits(cfg)),
-      output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)) {
+      output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
+      redop_(cfg.collective.redop),
+      dtype_(cfg.collective.dtype),
+      table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
+      alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
+      alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)) {
   const size_t queues_per_input =
-      static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * ports_ : vcs_);
+      static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
     in.queues.resize(queues_per_input);
-    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(ports_));
+    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
   for (auto& out : outputs_) {
@@ -57,6 +64,92 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
 
 void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
   groups_ = std::move(groups);
+  member_index_.assign(groups_.size(), std::vector<int>(routes_.size(), -1));
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (size_t k = 0; k < groups_[g].size(); ++k)
+      member_index_[g][static_cast<size_t>(groups_[g][k])] = static_cast<int>(k);
+}
+
+// --------------------------------------------------------- reduction engine
+
+bool Switch::engine_can_take(PacketId head) const {
+  return table_.count(entry_key(pool_.get(head))) > 0 || table_.size() < table_capacity_;
+}
+
+// Entries in use over time, for the occupancy statistics.
+void Switch::engine_track(Ps t) {
+  engine_stats_.occupancy_integral +=
+      static_cast<double>(table_.size()) *
+      static_cast<double>(overlap(table_changed_at_, t, window_.begin, window_.end));
+  table_changed_at_ = t;
+}
+
+// A contribution has been through the ALU: fold it in member order (early
+// arrivals wait in the entry), and when every member is in, send the result.
+void Switch::engine_fold(PacketId id) {
+  const Ps t = now();
+  const Packet c = pool_.get(id);
+  pool_.release(id);
+  --engine_inflight_;
+  ++contributions_consumed_;
+  const auto key = entry_key(c);
+  auto it = table_.find(key);
+  if (it == table_.end()) throw InvariantError("reduction engine: contribution without an entry");
+  Entry& e = it->second;
+  const int m = member_index_[c.group][static_cast<size_t>(c.src)];
+  if (m < 0)
+    throw InvariantError("reduction engine: endpoint " + std::to_string(c.src) +
+                         " is not a member of group " + std::to_string(c.group));
+  const int n = static_cast<int>(groups_[c.group].size());
+  if (e.early.empty()) e.early.assign(static_cast<size_t>(n), kNoPayload);
+  if (e.early[static_cast<size_t>(m)] != kNoPayload || m < e.next_member)
+    throw InvariantError("reduction engine: member " + std::to_string(m) +
+                         " contributed twice to one entry");
+  e.early[static_cast<size_t>(m)] = c.payload;
+  if (window_.contains(t)) ++engine_stats_.contributions;
+  if (!e.started) {
+    e.started = true;
+    e.first = t;
+  }
+  while (e.next_member < n && e.early[static_cast<size_t>(e.next_member)] != kNoPayload) {
+    const PayloadId in = e.early[static_cast<size_t>(e.next_member)];
+    e.early[static_cast<size_t>(e.next_member)] = kNoPayload;
+    if (e.acc == kNoPayload) {
+      e.acc = in;  // the first member's data starts the fold
+    } else {
+      alu_accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(in), c.bytes);
+      payloads_->release(in);
+    }
+    ++e.next_member;
+  }
+  if (e.next_member < n) return;
+  // Complete: the result leaves as a multicast from the engine's input.
+  if (window_.contains(t)) {
+    ++engine_stats_.completed;
+    const double wait = ps_to_ns(t - e.first);
+    engine_stats_.wait_sum_ns += wait;
+    engine_stats_.wait_max_ns = std::max(engine_stats_.wait_max_ns, wait);
+  }
+  const PacketId r = pool_.alloc();
+  Packet& res = pool_.get(r);
+  res.kind = PacketKind::kMcStore;
+  res.t_gen = res.t_inject = res.t_head = t;
+  res.src = c.src;
+  res.addr = c.addr;
+  res.bytes = c.bytes;
+  res.flits = c.flits;
+  res.vc = c.vc;
+  res.step = c.step;
+  res.group = c.group;
+  res.payload = e.acc;
+  engine_track(t);
+  table_.erase(it);
+  ++results_made_;
+  replicate(r, engine_port_, t);
+  if (engine_waiter_) {  // a contribution waited for a free entry
+    engine_waiter_ = false;
+    if (pending_total_ > 0) request_tick(t);
+  }
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -82,6 +175,9 @@ void Switch::handle(const Item& item) {
         tick_at_ = kNever;
         alloc_due_ = true;
       }
+      break;
+    case kItemEngine:
+      engine_fold(item.a);
       break;
     case kItemOutTry: {
       Output& o = outputs_[item.a];
@@ -175,12 +271,12 @@ void Switch::check_end_of_run(Ps end) {
   // Liveness: waiting packets need a scheduled allocation, unless each is
   // blocked on output-buffer space whose release will call for one.
   if (pending_total_ > 0 && tick_at_ == kNever) {
-    for (int i = 0; i < ports_; ++i) {
+    for (int i = 0; i < xports_; ++i) {
       const Input& in = inputs_[static_cast<size_t>(i)];
       for (const PacketQueue& q : in.queues) {
         if (q.empty()) continue;
         const int o = pool_.get(q.front()).out_port;
-        if (!outputs_[static_cast<size_t>(o)].space_waiter)
+        if (o == engine_port_ ? !engine_waiter_ : !outputs_[static_cast<size_t>(o)].space_waiter)
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
                                " but no allocation is scheduled (lost wake-up)");
@@ -219,6 +315,11 @@ double Switch::mean_input_occupancy(int port) const {
 // The packet's flits occupy the input buffer from t_in (head arrival; the
 // whole packet is counted from then, conservatively) to t_out (tail gone).
 void Switch::leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out) {
+  if (in.link == nullptr) {  // the engine's input: no buffer, no credits
+    in.departures.push_back(
+        Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
+    return;
+  }
   in.departures.push_back(
       Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
   in.occ_integral +=
@@ -235,7 +336,10 @@ void Switch::arrive(PacketId id, int port) {
   // (parallel links, planes) the address picks one, so an address stream is
   // spread evenly and each address always takes the same path (in order).
   const bool multicast = p.kind == PacketKind::kMcStore;
-  if (!multicast) {
+  if (p.kind == PacketKind::kReduceContrib) {
+    if (!has_engine()) throw InvariantError("a reduction contribution reached a switch without an engine");
+    p.out_port = engine_port_;
+  } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
         routes_[static_cast<size_t>(p.dst)].empty())
       throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
@@ -286,6 +390,10 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     throw InvariantError("multicast packet without data");
   const std::vector<int>& members = groups_[original.group];
   pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
+  if (port == engine_port_) {  // results enter without arrive(): count them here
+    in.occupancy[original.vc] += original.flits;
+    in.total_occ += original.flits;
+  }
   ++mc_originals_;
   in.mc_held_flits += original.flits;
   const Ps ready = edge_at_or_after(t, cycle_ps_) + pipeline_ps_;
@@ -357,15 +465,17 @@ void Switch::allocate(Ps e) {
   out_free_.clear();
   Ps first_release = kNever;
   for (auto& f : fits_any_) f.clear();
-  for (int o = 0; o < ports_; ++o) {
+  for (int o = 0; o < xports_; ++o) {
     Output& out = outputs_[static_cast<size_t>(o)];
     if (!out.sending.empty()) release_space(out, e);
     if (out.busy_until <= e)
       out_free_.set(o);
     else
       first_release = std::min(first_release, out.busy_until);
+    const bool engine_room = o == engine_port_ && table_.size() < table_capacity_;
     for (int v = 0; v < vcs_; ++v)
-      if (out.space[static_cast<size_t>(v)] >= max_flits_) fits_any_[static_cast<size_t>(v)].set(o);
+      if (o == engine_port_ ? engine_room : out.space[static_cast<size_t>(v)] >= max_flits_)
+        fits_any_[static_cast<size_t>(v)].set(o);
   }
 
   // Build the request matrix; remember the earliest time a blocked request
@@ -387,6 +497,8 @@ void Switch::allocate(Ps e) {
           wake = std::min(wake, out.busy_until);
         } else if (head_fits(out, v, head)) {
           row.set(o);
+        } else if (o == engine_port_) {
+          engine_waiter_ = true;  // a table entry frees when a reduction completes
         } else if (!out.space_waiter) {
           // Blocked on output-buffer space: wake when the next tail leaves.
           out.space_waiter = true;
@@ -412,7 +524,7 @@ void Switch::allocate(Ps e) {
 
   allocator_->allocate(requests_, match_);
   matched_out_.clear();
-  for (int o = 0; o < ports_; ++o)
+  for (int o = 0; o < xports_; ++o)
     if (match_.in_of_out[static_cast<size_t>(o)] >= 0) matched_out_.set(o);
 
   // Grant every match, then decide when to look again: next edge if a
@@ -461,7 +573,37 @@ void Switch::grant(int i, int o, Ps e) {
   if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
   Packet& p = pool_.get(id);
   const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * flit_ps_;
-  const Ps b = std::max(e + xfer_ps_[p.flits], tail_in);
+  Ps b = std::max(e + xfer_ps_[p.flits], tail_in);
+  if (o == engine_port_) {
+    // The ALU takes ceil(bytes / alu_bytes_per_cycle) cycles per contribution;
+    // the engine port is busy until it can take the next.
+    const auto alu_cycles = (static_cast<std::int64_t>(p.bytes) + alu_bytes_per_cycle_ - 1) /
+                            alu_bytes_per_cycle_;
+    const Ps alu_end = e + static_cast<Ps>(alu_cycles) * cycle_ps_;
+    engine_stats_.alu_busy += overlap(e, alu_end, window_.begin, window_.end);
+    b = std::max(b, alu_end);
+    const auto key = entry_key(p);
+    if (!table_.count(key)) {  // reserve the entry now: allocation checked there was room
+      engine_track(e);
+      Entry& entry = table_[key];
+      entry.group = p.group;
+      entry.bytes = p.bytes;
+      entry.vc = p.vc;
+      if (window_.contains(e))
+        engine_stats_.max_occupancy =
+            std::max(engine_stats_.max_occupancy, static_cast<int>(table_.size()));
+    }
+    in.busy_until = b;
+    out.busy_until = b;
+    leave_input(in, vc, p.flits, p.t_head, b);
+    --in.pending;
+    --pending_total_;
+    if (in.pending == 0) active_.reset(i);
+    if (window_.contains(e)) ++grants_;
+    ++engine_inflight_;
+    schedule(b + pipeline_ps_ + alu_pipeline_ps_, kItemEngine, id);
+    return;
+  }
   in.busy_until = b;
   out.busy_until = b;
   if (p.parent == kNoPacket) {

@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "models/core/allocator.hpp"
@@ -51,6 +52,24 @@ class Switch : public TimedModule {
   // the original until the last copy has crossed, then returns its credits.
   void set_multicast_groups(std::vector<std::vector<int>> groups);
   std::uint64_t copies_made() const { return copies_made_; }
+  // Reduction engine (collective.algorithm=push): a crossbar port of its own
+  // (index ports()). Contributions are allocated to it like to an output;
+  // each takes ceil(bytes / alu_bytes_per_cycle) cycles of the ALU, then
+  // pipeline_cycles later is folded into its table entry in member order.
+  // When every member has contributed, the result leaves through the
+  // engine's crossbar input as a multicast to the group.
+  bool has_engine() const { return engine_port_ >= 0; }
+  struct EngineStats {
+    std::uint64_t completed = 0;      // reductions finished (in the window)
+    std::uint64_t contributions = 0;  // contributions folded (in the window)
+    double occupancy_integral = 0;    // entries x ps (window)
+    int max_occupancy = 0;
+    double wait_sum_ns = 0;           // first to last contribution, per completed entry
+    double wait_max_ns = 0;
+    Ps alu_busy = 0;                  // ps (window)
+  };
+  const EngineStats& engine_stats() const { return engine_stats_; }
+  int engine_entries_in_use() const { return static_cast<int>(table_.size()); }
   std::uint64_t originals_retired() const { return originals_retired_; }
 
   void connect_input(int port, Link* in);    // upstream -> this input port
@@ -58,7 +77,12 @@ class Switch : public TimedModule {
 
   int ports() const { return ports_; }
   // Packets inside the switch (input buffers and output buffers).
-  std::uint64_t packets_in_inputs() const { return pending_total_ + mc_originals_; }
+  std::uint64_t packets_in_inputs() const {
+    return pending_total_ + mc_originals_ + engine_inflight_;
+  }
+  // Packets the engine created (results) and consumed (contributions), whole run.
+  std::uint64_t results_made() const { return results_made_; }
+  std::uint64_t contributions_consumed() const { return contributions_consumed_; }
   std::uint64_t packets_in_outputs() const { return out_queued_total_; }
   // Flits of packets at input `port` that have not been granted yet.
   std::int64_t queued_input_flits(int port) const;
@@ -84,7 +108,23 @@ class Switch : public TimedModule {
   void after_items() override;
 
  private:
-  enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17 };
+  enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17, kItemEngine = 18 };
+  struct Entry {
+    int next_member = 0;              // fold position (members folded so far)
+    PayloadId acc = kNoPayload;       // the running result
+    std::vector<PayloadId> early;     // contributions that came before their turn
+    Ps first = 0;                     // first contribution folded in
+    bool started = false;
+    std::uint16_t group = 0;
+    std::uint32_t bytes = 0;
+    std::uint8_t vc = 0;
+  };
+  static std::uint64_t entry_key(const Packet& p) {
+    return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
+  }
+  bool engine_can_take(PacketId head) const;
+  void engine_fold(PacketId id);
+  void engine_track(Ps t);
 
   struct Departure {
     Ps t;
@@ -140,10 +180,13 @@ class Switch : public TimedModule {
     return in.queues[static_cast<size_t>(vc * ports_ + out)];
   }
   bool head_fits(const Output& o, int vc, PacketId id) const {
+    if (&o == &outputs_.back() && has_engine()) return engine_can_take(id);
     return o.space[static_cast<size_t>(vc)] >= pool_.get(id).flits;
   }
 
   const int ports_;
+  const int engine_port_;  // == ports_ with a reduction engine, else -1
+  const int xports_;       // crossbar ports: link ports (+ the engine)
   const std::vector<std::vector<int>> routes_;
   PayloadPool* payloads_;
   std::vector<std::vector<int>> groups_;
@@ -183,6 +226,20 @@ class Switch : public TimedModule {
   std::uint64_t copies_made_ = 0;
   std::uint64_t originals_retired_ = 0;
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
+  // Reduction engine.
+  RedOp redop_;
+  DType dtype_;
+  std::size_t table_capacity_;
+  std::int64_t alu_bytes_per_cycle_;
+  Ps alu_pipeline_ps_;
+  std::unordered_map<std::uint64_t, Entry> table_;
+  std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
+  EngineStats engine_stats_;
+  Ps table_changed_at_ = 0;
+  bool engine_waiter_ = false;  // an allocation is blocked on a full table
+  std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
+  std::uint64_t results_made_ = 0;
+  std::uint64_t contributions_consumed_ = 0;
 };
 
 }  // namespace fabricsim
