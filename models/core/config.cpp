@@ -136,9 +136,12 @@ Schema<Config> config_schema() {
             1, 1 << 24,
             "concurrent reductions per switch chip (one per address being reduced); a full "
             "table withholds the contributions that need a new entry");
+  s.add_int("reduction.ports", &C::reduction, &ReductionConfig::ports, "ports", 1, 64,
+            "crossbar ports of the engine (each with its own ALU); addresses are spread over "
+            "them, so up to this many contributions enter per cycle");
   s.add_int("reduction.alu_bytes_per_cycle", &C::reduction, &ReductionConfig::alu_bytes_per_cycle,
             "B/cycle", 1, 1 << 20,
-            "ALU throughput: contribution bytes reduced per switch clock cycle");
+            "width of each engine port and its ALU: bytes moved or reduced per switch cycle");
   s.add_int("reduction.pipeline_cycles", &C::reduction, &ReductionConfig::pipeline_cycles,
             "cycles", 0, 100000, "ALU pipeline depth: cycles from accepting data to its result");
   // topology

@@ -112,7 +112,8 @@ struct CollectiveConfig {
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).
 struct ReductionConfig {
   std::int64_t table_entries = 256;
-  std::int64_t alu_bytes_per_cycle = 64;
+  std::int64_t ports = 4;
+  std::int64_t alu_bytes_per_cycle = 256;
   std::int64_t pipeline_cycles = 8;
 };
 

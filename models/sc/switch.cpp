@@ -13,7 +13,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     : TimedModule(name, scheduler),
       ports_(ports),
       engine_port_(uses_reduction_engine(cfg) ? ports : -1),
-      xports_(ports + (uses_reduction_engine(cfg) ? 1 : 0)),
+      engine_ports_(uses_reduction_engine(cfg) ? static_cast<int>(cfg.reduction.ports) : 0),
+      xports_(ports + (uses_reduction_engine(cfg) ? static_cast<int>(cfg.reduction.ports) : 0)),
       routes_(std::move(routes)),
       payloads_(payloads),
       stripe_bytes_(stripe_bytes(cfg)),
@@ -39,6 +40,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       matched_out_(xports_),
       fits_any_(static_cast<size_t>(vcs_), PortSet(xports_)),
       max_flits_(max_packet_flits(cfg)),
+      flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
       redop_(cfg.collective.redop),
       dtype_(cfg.collective.dtype),
@@ -145,7 +147,7 @@ void Switch::engine_fold(PacketId id) {
   engine_track(t);
   table_.erase(it);
   ++results_made_;
-  replicate(r, engine_port_, t);
+  replicate(r, engine_port_ + static_cast<int>((c.addr / stripe_bytes_) % engine_ports_), t);
   if (engine_waiter_) {  // a contribution waited for a free entry
     engine_waiter_ = false;
     if (pending_total_ > 0) request_tick(t);
@@ -276,7 +278,7 @@ void Switch::check_end_of_run(Ps end) {
       for (const PacketQueue& q : in.queues) {
         if (q.empty()) continue;
         const int o = pool_.get(q.front()).out_port;
-        if (o == engine_port_ ? !engine_waiter_ : !outputs_[static_cast<size_t>(o)].space_waiter)
+        if (is_engine_port(o) ? !engine_waiter_ : !outputs_[static_cast<size_t>(o)].space_waiter)
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
                                " but no allocation is scheduled (lost wake-up)");
@@ -338,7 +340,7 @@ void Switch::arrive(PacketId id, int port) {
   const bool multicast = p.kind == PacketKind::kMcStore;
   if (p.kind == PacketKind::kReduceContrib) {
     if (!has_engine()) throw InvariantError("a reduction contribution reached a switch without an engine");
-    p.out_port = engine_port_;
+    p.out_port = engine_port_ + static_cast<int>((p.addr / stripe_bytes_) % engine_ports_);
   } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
         routes_[static_cast<size_t>(p.dst)].empty())
@@ -390,7 +392,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     throw InvariantError("multicast packet without data");
   const std::vector<int>& members = groups_[original.group];
   pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
-  if (port == engine_port_) {  // results enter without arrive(): count them here
+  if (is_engine_port(port)) {  // results enter without arrive(): count them here
     in.occupancy[original.vc] += original.flits;
     in.total_occ += original.flits;
   }
@@ -472,9 +474,10 @@ void Switch::allocate(Ps e) {
       out_free_.set(o);
     else
       first_release = std::min(first_release, out.busy_until);
-    const bool engine_room = o == engine_port_ && table_.size() < table_capacity_;
+    const bool engine = is_engine_port(o);
+    const bool engine_room = engine && table_.size() < table_capacity_;
     for (int v = 0; v < vcs_; ++v)
-      if (o == engine_port_ ? engine_room : out.space[static_cast<size_t>(v)] >= max_flits_)
+      if (engine ? engine_room : out.space[static_cast<size_t>(v)] >= max_flits_)
         fits_any_[static_cast<size_t>(v)].set(o);
   }
 
@@ -497,7 +500,7 @@ void Switch::allocate(Ps e) {
           wake = std::min(wake, out.busy_until);
         } else if (head_fits(out, v, head)) {
           row.set(o);
-        } else if (o == engine_port_) {
+        } else if (is_engine_port(o)) {
           engine_waiter_ = true;  // a table entry frees when a reduction completes
         } else if (!out.space_waiter) {
           // Blocked on output-buffer space: wake when the next tail leaves.
@@ -534,7 +537,8 @@ void Switch::allocate(Ps e) {
   active_.for_each([&](int i) {
     const int o = match_.out_of_in[static_cast<size_t>(i)];
     if (o < 0) return;
-    grant(i, o, e);
+    const PacketId parent = grant(i, o, e);
+    if (parent != kNoPacket) fan_out(i, parent, e, inputs_[static_cast<size_t>(i)].busy_until);
     first_free = std::min(first_free, outputs_[static_cast<size_t>(o)].busy_until);
     // More packets behind the granted one: look again when this input frees.
     const Input& in = inputs_[static_cast<size_t>(i)];
@@ -554,12 +558,37 @@ void Switch::allocate(Ps e) {
   if (wake != kNever) request_tick(std::max(wake, e + 1));
 }
 
-void Switch::grant(int i, int o, Ps e) {
+Ps Switch::engine_xfer_ps(int flits) const {
+  const std::int64_t bytes = static_cast<std::int64_t>(flits) * flit_bytes_;
+  return static_cast<Ps>((bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_) * cycle_ps_;
+}
+
+void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
+  Input& in = inputs_[static_cast<size_t>(i)];
+  for (int v = 0; v < vcs_; ++v) {
+    if (queueing_ != Queueing::kVoq) break;  // FIFO: copies leave one per edge
+    scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
+    scratch_ &= out_free_;
+    scratch_.for_each([&](int o) {
+      const PacketId head = voq(in, v, o).front();
+      if (pool_.get(head).parent != parent) return;
+      Output& out = outputs_[static_cast<size_t>(o)];
+      if (!head_fits(out, v, head)) return;
+      matched_out_.set(o);
+      grant(i, o, e, v);
+      // One traversal: the input stays busy as long as the first copy's.
+      in.busy_until = std::max(in.busy_until, busy_until);
+    });
+  }
+}
+
+PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   Input& in = inputs_[static_cast<size_t>(i)];
   Output& out = outputs_[static_cast<size_t>(o)];
   // Among this input's VCs with an eligible packet for `o`, round-robin.
   int vc = -1;
   for (int k = 0; k < vcs_ && vc < 0; ++k) {
+    if (only_vc >= 0 && (in.vc_ptr + k) % vcs_ != only_vc) continue;
     const int v = (in.vc_ptr + k) % vcs_;
     PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
                                                    : voq(in, v, o);
@@ -573,15 +602,15 @@ void Switch::grant(int i, int o, Ps e) {
   if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
   Packet& p = pool_.get(id);
   const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * flit_ps_;
-  Ps b = std::max(e + xfer_ps_[p.flits], tail_in);
-  if (o == engine_port_) {
-    // The ALU takes ceil(bytes / alu_bytes_per_cycle) cycles per contribution;
-    // the engine port is busy until it can take the next.
-    const auto alu_cycles = (static_cast<std::int64_t>(p.bytes) + alu_bytes_per_cycle_ - 1) /
-                            alu_bytes_per_cycle_;
-    const Ps alu_end = e + static_cast<Ps>(alu_cycles) * cycle_ps_;
+  // An engine port moves alu_bytes_per_cycle per cycle, on either side.
+  const Ps b = is_engine_port(i) ? e + engine_xfer_ps(p.flits)
+                                 : std::max(e + xfer_ps_[p.flits], tail_in);
+  if (is_engine_port(o)) {
+    // The ALU reduces alu_bytes_per_cycle per cycle: the engine port is busy
+    // until it can take the next contribution; the link input until the tail
+    // has crossed.
+    const Ps alu_end = e + engine_xfer_ps(p.flits);
     engine_stats_.alu_busy += overlap(e, alu_end, window_.begin, window_.end);
-    b = std::max(b, alu_end);
     const auto key = entry_key(p);
     if (!table_.count(key)) {  // reserve the entry now: allocation checked there was room
       engine_track(e);
@@ -594,22 +623,25 @@ void Switch::grant(int i, int o, Ps e) {
             std::max(engine_stats_.max_occupancy, static_cast<int>(table_.size()));
     }
     in.busy_until = b;
-    out.busy_until = b;
+    out.busy_until = alu_end;
     leave_input(in, vc, p.flits, p.t_head, b);
     --in.pending;
     --pending_total_;
     if (in.pending == 0) active_.reset(i);
     if (window_.contains(e)) ++grants_;
     ++engine_inflight_;
-    schedule(b + pipeline_ps_ + alu_pipeline_ps_, kItemEngine, id);
-    return;
+    schedule(std::max(b, alu_end) + pipeline_ps_ + alu_pipeline_ps_, kItemEngine, id);
+    return kNoPacket;
   }
   in.busy_until = b;
-  out.busy_until = b;
+  out.busy_until = is_engine_port(i) ? e + xfer_ps_[p.flits] : b;
+  PacketId siblings = kNoPacket;  // an original with copies still to send
   if (p.parent == kNoPacket) {
     leave_input(in, vc, p.flits, p.t_head, b);
   } else if (--pool_.get(p.parent).copies_left == 0) {
     retire_original(in, p.parent, b);
+  } else {
+    siblings = p.parent;
   }
   out.space[static_cast<size_t>(vc)] -= p.flits;
   --in.pending;
@@ -617,6 +649,7 @@ void Switch::grant(int i, int o, Ps e) {
   if (in.pending == 0) active_.reset(i);
   if (window_.contains(e)) ++grants_;
   enqueue_output(o, id, e + pipeline_ps_);
+  return siblings;
 }
 
 bool Switch::queues_empty(const Output& out) const {

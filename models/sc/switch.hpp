@@ -59,6 +59,7 @@ class Switch : public TimedModule {
   // When every member has contributed, the result leaves through the
   // engine's crossbar input as a multicast to the group.
   bool has_engine() const { return engine_port_ >= 0; }
+  bool is_engine_port(int x) const { return engine_port_ >= 0 && x >= engine_port_; }
   struct EngineStats {
     std::uint64_t completed = 0;      // reductions finished (in the window)
     std::uint64_t contributions = 0;  // contributions folded (in the window)
@@ -175,18 +176,29 @@ class Switch : public TimedModule {
   void out_try(int out);
   void request_tick(Ps t);
   void allocate(Ps edge);
-  void grant(int in, int out, Ps edge);
+  // Grants `out` to `in` (on VC `only_vc` if >= 0). Returns the multicast
+  // original whose other copies may fan out in the same traversal, or kNoPacket.
+  PacketId grant(int in, int out, Ps edge, int only_vc = -1);
+  // After the allocator: an input granted a multicast copy also sends it to
+  // every other free output its sibling copies wait for (one crossbar
+  // traversal fans out), and those outputs are taken for this edge.
+  void fan_out(int in, PacketId parent, Ps edge, Ps busy_until);
+  // Crossbar time of `flits` through an engine port: its width is
+  // alu_bytes_per_cycle per cycle.
+  Ps engine_xfer_ps(int flits) const;
   PacketQueue& voq(Input& in, int vc, int out) {
     return in.queues[static_cast<size_t>(vc * ports_ + out)];
   }
   bool head_fits(const Output& o, int vc, PacketId id) const {
-    if (&o == &outputs_.back() && has_engine()) return engine_can_take(id);
+    if (has_engine() && &o >= &outputs_[static_cast<size_t>(engine_port_)])
+      return engine_can_take(id);
     return o.space[static_cast<size_t>(vc)] >= pool_.get(id).flits;
   }
 
   const int ports_;
-  const int engine_port_;  // == ports_ with a reduction engine, else -1
-  const int xports_;       // crossbar ports: link ports (+ the engine)
+  const int engine_port_;  // first engine port (== ports_) with a reduction engine, else -1
+  const int engine_ports_;
+  const int xports_;       // crossbar ports: link ports (+ the engine's)
   const std::vector<std::vector<int>> routes_;
   PayloadPool* payloads_;
   std::vector<std::vector<int>> groups_;
@@ -212,6 +224,7 @@ class Switch : public TimedModule {
   PortSet matched_out_;             // scratch: outputs matched this edge
   std::vector<PortSet> fits_any_;   // [vc] outputs whose buffer takes a largest packet
   int max_flits_;
+  std::int64_t flit_bytes_;
   int output_buffer_flits_;
   std::vector<Ps> xfer_ps_;  // crossbar transfer time by packet length
 
