@@ -68,7 +68,9 @@ int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
 
 bool uses_reduction_engine(const Config& c) {
   return c.workload.kind == WorkloadKind::kCollective &&
-         c.collective.algorithm == CollectiveAlgo::kPush;
+         (c.collective.algorithm == CollectiveAlgo::kPush ||
+          (c.collective.algorithm == CollectiveAlgo::kNvls &&
+           c.collective.op == CollectiveOp::kAllReduce));
 }
 
 std::uint64_t stripe_bytes(const Config& c) {
@@ -110,9 +112,9 @@ Schema<Config> config_schema() {
   s.add_choice("collective.algorithm", &C::collective, &CollectiveConfig::algorithm,
                kCollectiveAlgos,
                "how it moves data: ring (NCCL's ring, pipelined per packet); nvls (NVLink "
-               "SHARP: multimem stores replicated by the switch; all_gather so far); push "
-               "(every GPU writes its data to the switch's reduction engine, which multicasts "
-               "the result; all_reduce)");
+               "SHARP: all_reduce by multimem.ld_reduce then multimem.st, all_gather by "
+               "multimem.st); push (all_reduce: every GPU writes its data to the switches' "
+               "reduction engines, which multicast the result)");
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
@@ -129,6 +131,8 @@ Schema<Config> config_schema() {
              "idle time between one call's completion on every GPU and the next call");
   s.add_int("collective.payload_bytes", &C::collective, &CollectiveConfig::payload_bytes, "B", 4,
             4096, "data bytes per packet (128 like SM stores, 256 like copy engines)");
+  s.add_int("collective.outstanding", &C::collective, &CollectiveConfig::outstanding, "requests",
+            1, 1 << 20, "reads (multimem.ld_reduce) a GPU may have in flight at once");
   s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
              "compare every output element with the golden reduction (the #wrong column)");
   // reduction engine
@@ -305,20 +309,24 @@ void validate(const Config& c) {
     if (k.min_bytes > k.max_bytes)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " is above collective.max_bytes=" +
            std::to_string(k.max_bytes));
-    if (k.algorithm == CollectiveAlgo::kNvls && k.op != CollectiveOp::kAllGather)
-      fail("collective.algorithm=nvls supports collective.op=all_gather so far, not " +
-           to_string(k.op) + " (use collective.algorithm=push for an in-switch all_reduce)");
+    if (k.algorithm == CollectiveAlgo::kNvls && k.op == CollectiveOp::kReduceScatter)
+      fail("collective.algorithm=nvls supports collective.op=all_reduce and all_gather, not " +
+           to_string(k.op));
+    if (k.algorithm == CollectiveAlgo::kNvls && k.op == CollectiveOp::kAllReduce && c.sw.vcs < 2)
+      fail("collective.algorithm=nvls all_reduce reads through the switch: requests and "
+           "responses need separate VCs, so switch.vcs must be at least 2 (got " +
+           std::to_string(c.sw.vcs) + ")");
     if (k.algorithm == CollectiveAlgo::kPush && k.op != CollectiveOp::kAllReduce)
       fail("collective.algorithm=push supports collective.op=all_reduce, not " + to_string(k.op));
     if (uses_reduction_engine(c) && c.sw.queueing == Queueing::kOutput)
-      fail("collective.algorithm=push needs an input-queued switch (switch.queueing=fifo or "
+      fail("in-switch reduction (collective.algorithm=" + to_string(k.algorithm) + ") needs an input-queued switch (switch.queueing=fifo or "
            "voq): the ideal output-queued model has no crossbar to reach the reduction engine");
     if (uses_reduction_engine(c) && c.topology.kind == TopologyKind::kScaleUp &&
         c.topology.links.size() != static_cast<size_t>(c.topology.switches))
-      fail("collective.algorithm=push needs every GPU wired alike (topology.links with one value "
+      fail("in-switch reduction needs every GPU wired alike (topology.links with one value "
            "per switch), so each address stripe reaches the same chip from every GPU");
     if (uses_reduction_engine(c) && !c.topology.switch_links.empty())
-      fail("collective.algorithm=push needs GPUs attached directly to every chip "
+      fail("in-switch reduction needs GPUs attached directly to every chip "
            "(no topology.switch_links)");
     const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
     if (k.min_bytes < es || k.payload_bytes % es != 0)

@@ -106,6 +106,7 @@ struct CollectiveConfig {
   std::int64_t iterations = 1;
   double gap_ns = 100;
   std::int64_t payload_bytes = 256;
+  std::int64_t outstanding = 256;
   bool check = true;
 };
 

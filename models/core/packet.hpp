@@ -22,7 +22,17 @@ enum class PacketKind : std::uint8_t {
   kWrite,      // posted write of `bytes` data bytes at `addr` (collectives)
   kMcStore,    // multimem.st: a write the switch replicates to every member of `group`
   kReduceContrib,  // push-style reduction: this GPU's data for `addr` of `group`
+  kLdReduceReq,    // multimem.ld_reduce: asks the switch for the reduction of `addr`
+  kReadReq,        // the engine reads `bytes` at `addr` from a member (multicast)
+  kReadResp,       // a member's data for the engine (folded like a contribution)
+  kLdReduceResp,   // the reduced data, back to the ld_reduce requester
 };
+
+// Kinds the switch sends to its reduction engine.
+inline bool to_engine(PacketKind k) {
+  return k == PacketKind::kReduceContrib || k == PacketKind::kLdReduceReq ||
+         k == PacketKind::kReadResp;
+}
 
 struct Packet {
   std::uint64_t serial = 0;  // unique per fabric, in injection order

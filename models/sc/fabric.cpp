@@ -128,6 +128,12 @@ bool Fabric::run() {
              " ns (sim.warmup_ns + sim.duration_ns): call " +
              std::to_string(sweep_->current_index() + 1) + " of " +
              std::to_string(sweep_->calls().size()) + " was running";
+    // Say why if the fabric is stuck rather than slow.
+    try {
+      check_end_of_run(window_.end);
+    } catch (const InvariantError& e) {
+      error_ += "; " + std::string(e.what());
+    }
     return false;
   }
   return finish();

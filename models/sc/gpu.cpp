@@ -20,7 +20,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       es_(element_bytes(cfg.collective.dtype)),
       stripe_bytes_(stripe_bytes(cfg)),
       ports_(static_cast<size_t>(links)),
-      own_(static_cast<size_t>(cfg.collective.payload_bytes)) {}
+      own_(static_cast<size_t>(cfg.collective.payload_bytes)) {
+  vcs_ = static_cast<int>(cfg.sw.vcs);
+  for (auto& p : ports_) p.ready.resize(static_cast<size_t>(vcs_));
+}
 
 void Gpu::connect(int port, Link* tx, Link* rx) {
   ports_[static_cast<size_t>(port)].tx = tx;
@@ -42,6 +45,8 @@ void Gpu::start_call() {
   const std::uint64_t own_chunk = plan.chunk_elements(id_);
   nvls_ = cfg_.collective.algorithm == CollectiveAlgo::kNvls;
   push_ = cfg_.collective.algorithm == CollectiveAlgo::kPush;
+  pull_ = nvls_ && op == CollectiveOp::kAllReduce;
+  reads_in_flight_ = 0;
   expected_ = op == CollectiveOp::kAllReduce       ? plan.elements
               : op == CollectiveOp::kReduceScatter ? own_chunk
                                                    : plan.elements - own_chunk;
@@ -61,7 +66,8 @@ void Gpu::start_call() {
         ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
     for (int l = 0; l < links(); ++l) try_link(l);
   } else if (n_ > 1 || nvls_) {
-    const int c = op == CollectiveOp::kAllGather ? id_ : (id_ + n_ - 1) % n_;
+    // NVLS all-reduce reads (ld_reduce) and stores our own 1/n share.
+    const int c = op == CollectiveOp::kAllGather || pull_ ? id_ : (id_ + n_ - 1) % n_;
     for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
       ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
     for (int l = 0; l < links(); ++l) try_link(l);
@@ -91,52 +97,101 @@ void Gpu::schedule_try(int l, Ps t) {
   schedule(t, kItemTry, static_cast<std::uint32_t>(l));
 }
 
-// Forwarded slices go first (they keep the ring flowing); then the next
-// first-step slice, made only now that the link can take it.
+bool Gpu::has_work(const Port& port) const {
+  if (!port.first_step.empty() && !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding)))
+    return true;
+  for (const auto& q : port.ready)
+    if (!q.empty()) return true;
+  return false;
+}
+
+PacketId Gpu::make_first_step(Port& port) {
+  if (port.first_step.empty()) return kNoPacket;
+  if (pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))
+    return kNoPacket;  // a response will free a slot and try again
+  const RingPlan& plan = sweep_.plan();
+  const std::uint64_t first = port.first_step.front();
+  port.first_step.pop_front();
+  const int c = plan.chunk_of(first);
+  const std::uint64_t count = std::min(plan.slice_elements, plan.chunk_begin(c + 1) - first);
+  const PacketId id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
+  Packet& p = pool_.get(id);
+  if (pull_) {  // multimem.ld_reduce: a header-only read request
+    p.kind = PacketKind::kLdReduceReq;
+    p.flits = 1;
+    p.group = 0;
+    ++reads_in_flight_;
+    return id;
+  }
+  if (nvls_ || push_) {
+    p.kind = push_ ? PacketKind::kReduceContrib : PacketKind::kMcStore;
+    p.group = 0;
+  }
+  p.payload = payloads_.alloc();
+  fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+             payloads_.data(p.payload));
+  return id;
+}
+
+// Per VC, round-robin: what arrival made first (forwards, read responses,
+// multicast stores: they keep collectives flowing), then the next
+// first-step packet (VC 0), made only when the link can take it.
 void Gpu::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
-  if (port.ready.empty() && port.first_step.empty()) return;
+  if (!has_work(port)) return;
   if (port.tx->free_at() > t) {
     schedule_try(l, port.tx->free_at());
     return;
   }
-  const RingPlan& plan = sweep_.plan();
-  PacketId id;
-  if (!port.ready.empty()) {
-    id = port.ready.front();
-    if (!port.tx->has_credits(0, pool_.get(id).flits, t)) {
-      port.tx->set_stalled(t, true);
-      port.tx->wait_for_credits();
-      return;
+  bool waiting = false;
+  for (int k = 0; k < vcs_; ++k) {
+    const int v = (port.vc_ptr + k) % vcs_;
+    auto& q = port.ready[static_cast<size_t>(v)];
+    int flits;
+    bool from_first = false;
+    if (!q.empty()) {
+      flits = pool_.get(q.front()).flits;
+    } else if (v == 0 && !port.first_step.empty() &&
+               !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))) {
+      const RingPlan& plan = sweep_.plan();
+      const std::uint64_t first = port.first_step.front();
+      const std::uint64_t count =
+          std::min(plan.slice_elements, plan.chunk_begin(plan.chunk_of(first) + 1) - first);
+      flits = pull_ ? 1 : packet_flits_for(cfg_, static_cast<std::int64_t>(count * es_));
+      from_first = true;
+    } else {
+      continue;
     }
-    port.ready.pop_front();
-  } else {
-    const std::uint64_t first = port.first_step.front();
-    const int c = plan.chunk_of(first);
-    const std::uint64_t count = std::min(plan.slice_elements, plan.chunk_begin(c + 1) - first);
-    if (!port.tx->has_credits(0, packet_flits_for(cfg_, static_cast<std::int64_t>(count * es_)), t)) {
-      port.tx->set_stalled(t, true);
-      port.tx->wait_for_credits();
-      return;
+    if (!port.tx->has_credits(v, flits, t)) {
+      waiting = true;
+      continue;
     }
-    port.first_step.pop_front();
-    id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
+    PacketId id;
+    if (from_first) {
+      id = make_first_step(port);
+    } else {
+      id = q.front();
+      q.pop_front();
+    }
     Packet& p = pool_.get(id);
-    if (nvls_ || push_) {
-      p.kind = push_ ? PacketKind::kReduceContrib : PacketKind::kMcStore;
-      p.group = 0;
-    }
-    p.payload = payloads_.alloc();
-    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-               payloads_.data(p.payload));
+    p.t_inject = t;
+    port.tx->set_stalled(t, false);
+    port.tx->send(id, p, t);
+    ++injected_;
+    port.vc_ptr = (v + 1) % vcs_;
+    if (has_work(port)) schedule_try(l, port.tx->free_at());
+    return;
   }
-  Packet& p = pool_.get(id);
-  p.t_inject = t;
-  port.tx->set_stalled(t, false);
-  port.tx->send(id, p, t);
-  ++injected_;
-  if (!port.ready.empty() || !port.first_step.empty()) schedule_try(l, port.tx->free_at());
+  port.tx->set_stalled(t, waiting);
+  if (waiting) port.tx->wait_for_credits();
+}
+
+void Gpu::queue(PacketId id) {
+  const Packet& p = pool_.get(id);
+  const int l = pick_link(p.addr);
+  ports_[static_cast<size_t>(l)].ready[p.vc].push_back(id);
+  try_link(l);
 }
 
 // Takes the packet's payload (forwarded, or released here). The packet pool
@@ -146,8 +201,35 @@ void Gpu::receive(const Packet& in) {
   const std::uint64_t count = in.bytes / es_;
   const int t = in.step;
   const PayloadId payload = in.payload;
-  std::uint8_t* data = payloads_.data(payload);
   const CollectiveOp op = cfg_.collective.op;
+  if (in.kind == PacketKind::kReadReq) {
+    // The switch reads our data for a reduction: answer on the response VC,
+    // on the link the address picks (so it reaches the same chip's engine).
+    // Memory read time is not modelled (assumption: the HBM is not the limit).
+    const PacketId id = make_packet(t, first, count);
+    Packet& r = pool_.get(id);
+    r.kind = PacketKind::kReadResp;
+    r.vc = 1;
+    r.group = in.group;
+    r.payload = payloads_.alloc();
+    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+               payloads_.data(r.payload));
+    queue(id);
+    return;
+  }
+  if (in.kind == PacketKind::kLdReduceResp) {
+    // The reduced slice: store it to every GPU (multimem.st), and read on.
+    --reads_in_flight_;
+    const PacketId id = make_packet(kMcStep, first, count);
+    Packet& st = pool_.get(id);
+    st.kind = PacketKind::kMcStore;
+    st.group = in.group;
+    st.payload = payload;
+    queue(id);
+    for (int l = 0; l < links(); ++l) try_link(l);
+    return;
+  }
+  std::uint8_t* data = payloads_.data(payload);
   if (t == kMcStep) {  // a multicast copy: final data, nothing to forward
     sweep_.check(first, count, data, n_);
     output_done(count);
@@ -171,9 +253,7 @@ void Gpu::receive(const Packet& in) {
     // Forward the same data (the payload moves to the new packet).
     const PacketId id = make_packet(t + 1, first, count);
     pool_.get(id).payload = payload;
-    const int l = pick_link(first * es_);
-    ports_[static_cast<size_t>(l)].ready.push_back(id);
-    try_link(l);
+    queue(id);
   } else {
     payloads_.release(payload);
   }
@@ -222,8 +302,8 @@ void Gpu::handle(const Item& item) {
       ++delivered_;
       delivered_flits_ += p.flits;
       rx->return_credits(p.vc, p.flits, item.time);
-      if (p.kind != PacketKind::kWrite || p.payload == kNoPayload)
-        throw InvariantError("GPU received a packet without data");
+      if (p.kind == PacketKind::kWrite && p.payload == kNoPayload)
+        throw InvariantError("GPU received a write without data");
       const Packet in = p;  // a copy: receive() may grow the packet pool
       pool_.release(item.a);
       receive(in);
@@ -241,7 +321,7 @@ void Gpu::finish(Ps end) {
 void Gpu::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];
-    if ((!p.ready.empty() || !p.first_step.empty()) && (p.try_at == kNever || p.try_at < end) &&
+    if (has_work(p) && (p.try_at == kNever || p.try_at < end) &&
         !p.tx->sender_will_be_woken(end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) +
                            ": data waits but nothing will send it (lost wake-up)");

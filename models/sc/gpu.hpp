@@ -51,8 +51,9 @@ class Gpu : public TimedModule {
   struct Port {
     Link* tx = nullptr;
     Link* rx = nullptr;
-    Ring<PacketId> ready;           // forwarded data, made on arrival
-    Ring<std::uint64_t> first_step; // slices (first element) to send at the first step
+    std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, responses)
+    Ring<std::uint64_t> first_step;     // slices (first element) to send at the first step
+    int vc_ptr = 0;
     Ps try_at = kNever;
   };
 
@@ -61,6 +62,10 @@ class Gpu : public TimedModule {
   void schedule_try(int l, Ps t);
   int pick_link(std::uint64_t addr) const;
   PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
+  // The next first-step packet of link `port` (made now), or kNoPacket.
+  PacketId make_first_step(Port& port);
+  void queue(PacketId id);  // on the link its address picks, on its VC
+  bool has_work(const Port& port) const;
   void receive(const Packet& p);
   void output_done(std::uint64_t elements);
 
@@ -84,6 +89,9 @@ class Gpu : public TimedModule {
   bool active_ = false;
   bool nvls_ = false;
   bool push_ = false;
+  bool pull_ = false;          // NVLS all-reduce: ld_reduce, then multimem.st
+  int vcs_ = 1;
+  std::uint64_t reads_in_flight_ = 0;
 
   std::uint64_t injected_ = 0;
   std::uint64_t delivered_ = 0;

@@ -98,6 +98,26 @@ void Switch::engine_fold(PacketId id) {
   auto it = table_.find(key);
   if (it == table_.end()) throw InvariantError("reduction engine: contribution without an entry");
   Entry& e = it->second;
+  if (c.kind == PacketKind::kLdReduceReq) {
+    // Pull: read the address from every member (a multicast read request);
+    // their responses come back as the contributions to fold.
+    e.pull = true;
+    e.requester = c.src;
+    const PacketId r = pool_.alloc();
+    Packet& rd = pool_.get(r);
+    rd.kind = PacketKind::kReadReq;
+    rd.t_gen = rd.t_inject = rd.t_head = t;
+    rd.src = c.src;
+    rd.addr = c.addr;
+    rd.bytes = c.bytes;
+    rd.flits = 1;
+    rd.vc = 0;
+    rd.step = c.step;
+    rd.group = c.group;
+    ++results_made_;
+    replicate(r, engine_port_for(c.addr), t);
+    return;
+  }
   const int m = member_index_[c.group][static_cast<size_t>(c.src)];
   if (m < 0)
     throw InvariantError("reduction engine: endpoint " + std::to_string(c.src) +
@@ -134,9 +154,10 @@ void Switch::engine_fold(PacketId id) {
   }
   const PacketId r = pool_.alloc();
   Packet& res = pool_.get(r);
-  res.kind = PacketKind::kMcStore;
+  res.kind = e.pull ? PacketKind::kLdReduceResp : PacketKind::kMcStore;
   res.t_gen = res.t_inject = res.t_head = t;
   res.src = c.src;
+  res.dst = e.requester;
   res.addr = c.addr;
   res.bytes = c.bytes;
   res.flits = c.flits;
@@ -144,14 +165,37 @@ void Switch::engine_fold(PacketId id) {
   res.step = c.step;
   res.group = c.group;
   res.payload = e.acc;
+  const bool pull = e.pull;
   engine_track(t);
   table_.erase(it);
   ++results_made_;
-  replicate(r, engine_port_ + static_cast<int>((c.addr / stripe_bytes_) % engine_ports_), t);
+  if (pull)
+    inject_from_engine(r, engine_port_for(c.addr), t);
+  else
+    replicate(r, engine_port_for(c.addr), t);
   if (engine_waiter_) {  // a contribution waited for a free entry
     engine_waiter_ = false;
     if (pending_total_ > 0) request_tick(t);
   }
+}
+
+void Switch::inject_from_engine(PacketId id, int port, Ps t) {
+  Packet& p = pool_.get(id);
+  const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
+  p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
+  Input& in = inputs_[static_cast<size_t>(port)];
+  in.occupancy[p.vc] += p.flits;
+  in.total_occ += p.flits;
+  if (queueing_ == Queueing::kFifo) {
+    in.queues[p.vc].push(pool_, id);
+  } else {
+    voq(in, p.vc, p.out_port).push(pool_, id);
+    in.nonempty[p.vc].set(p.out_port);
+  }
+  ++in.pending;
+  ++pending_total_;
+  active_.set(port);
+  request_tick(t);
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -338,9 +382,9 @@ void Switch::arrive(PacketId id, int port) {
   // (parallel links, planes) the address picks one, so an address stream is
   // spread evenly and each address always takes the same path (in order).
   const bool multicast = p.kind == PacketKind::kMcStore;
-  if (p.kind == PacketKind::kReduceContrib) {
-    if (!has_engine()) throw InvariantError("a reduction contribution reached a switch without an engine");
-    p.out_port = engine_port_ + static_cast<int>((p.addr / stripe_bytes_) % engine_ports_);
+  if (to_engine(p.kind)) {
+    if (!has_engine()) throw InvariantError("a reduction request reached a switch without an engine");
+    p.out_port = engine_port_for(p.addr);
   } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
         routes_[static_cast<size_t>(p.dst)].empty())
@@ -388,8 +432,8 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     throw InvariantError("multicast packet " + std::to_string(original.serial) +
                          " names group " + std::to_string(original.group) +
                          ", which is not in this switch's group table");
-  if (payloads_ == nullptr || original.payload == kNoPayload)
-    throw InvariantError("multicast packet without data");
+  if (original.payload != kNoPayload && payloads_ == nullptr)
+    throw InvariantError("multicast data without a payload pool");
   const std::vector<int>& members = groups_[original.group];
   pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
   if (is_engine_port(port)) {  // results enter without arrive(): count them here
@@ -409,12 +453,12 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     cp = original;
     cp.serial = serial;
     cp.live = true;
-    cp.kind = PacketKind::kWrite;
+    cp.kind = original.kind == PacketKind::kReadReq ? PacketKind::kReadReq : PacketKind::kWrite;
     cp.dst = m;
     cp.parent = id;
     cp.copies_left = 0;
     cp.out_port = r.size() == 1 ? r[0] : r[(original.addr / stripe_bytes_) % r.size()];
-    payloads_->retain(original.payload);
+    if (original.payload != kNoPayload) payloads_->retain(original.payload);
     ++copies_made_;
     if (queueing_ == Queueing::kOutput) {
       enqueue_output(cp.out_port, c, ready);
@@ -446,7 +490,7 @@ void Switch::retire_original(Input& in, PacketId id, Ps t_out) {
   in.mc_held_flits -= o.flits;
   --mc_originals_;
   ++originals_retired_;
-  payloads_->release(o.payload);
+  if (o.payload != kNoPayload) payloads_->release(o.payload);
   pool_.release(id);
 }
 
@@ -474,12 +518,13 @@ void Switch::allocate(Ps e) {
       out_free_.set(o);
     else
       first_release = std::min(first_release, out.busy_until);
-    const bool engine = is_engine_port(o);
-    const bool engine_room = engine && table_.size() < table_capacity_;
+    // Engine ports take the per-packet path: a head needing a new table
+    // entry uses one of the entries still free at this edge.
+    if (is_engine_port(o)) continue;
     for (int v = 0; v < vcs_; ++v)
-      if (engine ? engine_room : out.space[static_cast<size_t>(v)] >= max_flits_)
-        fits_any_[static_cast<size_t>(v)].set(o);
+      if (out.space[static_cast<size_t>(v)] >= max_flits_) fits_any_[static_cast<size_t>(v)].set(o);
   }
+  std::size_t engine_slots = table_capacity_ - std::min(table_capacity_, table_.size());
 
   // Build the request matrix; remember the earliest time a blocked request
   // could change (a busy port frees). Requests blocked by a full output
@@ -498,10 +543,21 @@ void Switch::allocate(Ps e) {
         Output& out = outputs_[static_cast<size_t>(o)];
         if (!out_free_.test(o)) {
           wake = std::min(wake, out.busy_until);
+        } else if (is_engine_port(o)) {
+          if (table_.count(entry_key(pool_.get(head))) > 0) {
+            row.set(o);
+          } else if (engine_slots > 0) {
+            --engine_slots;
+            row.set(o);
+          } else if (table_.size() < table_capacity_) {
+            // Free entries, all promised to other requests this edge: one of
+            // those may lose arbitration, so look again next edge.
+            wake = std::min(wake, e + cycle_ps_);
+          } else {
+            engine_waiter_ = true;  // a table entry frees when a reduction completes
+          }
         } else if (head_fits(out, v, head)) {
           row.set(o);
-        } else if (is_engine_port(o)) {
-          engine_waiter_ = true;  // a table entry frees when a reduction completes
         } else if (!out.space_waiter) {
           // Blocked on output-buffer space: wake when the next tail leaves.
           out.space_waiter = true;

@@ -119,6 +119,8 @@ class Switch : public TimedModule {
     std::uint16_t group = 0;
     std::uint32_t bytes = 0;
     std::uint8_t vc = 0;
+    bool pull = false;             // ld_reduce: answer the requester only
+    std::int32_t requester = -1;
   };
   static std::uint64_t entry_key(const Packet& p) {
     return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
@@ -126,6 +128,11 @@ class Switch : public TimedModule {
   bool engine_can_take(PacketId head) const;
   void engine_fold(PacketId id);
   void engine_track(Ps t);
+  // Queues a unicast packet made by the engine at engine port `port`'s input.
+  void inject_from_engine(PacketId id, int port, Ps t);
+  int engine_port_for(std::uint64_t addr) const {
+    return engine_port_ + static_cast<int>((addr / stripe_bytes_) % engine_ports_);
+  }
 
   struct Departure {
     Ps t;

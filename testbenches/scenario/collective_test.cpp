@@ -196,3 +196,43 @@ TEST(Collective, FullReductionTableBackPressuresWithoutLoss) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// NVLS all-reduce (multimem.ld_reduce, then multimem.st) is bit-exact.
+TEST(Collective, NvlsAllReduceExact) {
+  const auto s = run({"switch.ports=5", "switch.vcs=2", "collective.algorithm=nvls",
+                      "collective.dtype=fp16", "collective.min_bytes=2",
+                      "collective.max_bytes=200000", "collective.step_factor=7"});
+  expect_exact(s, 5, 1);
+}
+
+// Per GPU and direction the links carry S(n+1)/n data bytes plus headers:
+// out, S of read responses + S/n of multicast stores (+ header-only
+// ld_reduce requests); in, S/n of ld_reduce responses + S of multicast
+// copies (+ header-only read requests). Counted from the link statistics.
+TEST(Collective, NvlsLinkBytesAreSTimesNPlusOneOverN) {
+  const int n = 4;
+  const std::uint64_t P = 256, S = 4 * P * 64;  // 64 slices per GPU share
+  const auto s = run({"switch.ports=4", "switch.vcs=2", "collective.algorithm=nvls",
+                      "collective.min_bytes=" + std::to_string(S),
+                      "collective.max_bytes=" + std::to_string(S)});
+  expect_exact(s, n, 1);
+  const std::uint64_t data_flits = P / 16, share_slices = S / n / P, all_slices = S / P;
+  const std::uint64_t out_flits =
+      share_slices * 1 + all_slices * (data_flits + 1) + share_slices * (data_flits + 1);
+  const std::uint64_t in_flits =
+      all_slices * 1 + share_slices * (data_flits + 1) + all_slices * (data_flits + 1);
+  for (int g = 0; g < n; ++g) {
+    EXPECT_EQ(s["links"]["fabric.gpu" + std::to_string(g) + ".tx0"]["flits"].get<std::uint64_t>(),
+              out_flits);
+    EXPECT_EQ(s["links"]["fabric.sw0.out" + std::to_string(g)]["flits"].get<std::uint64_t>(),
+              in_flits);
+  }
+  // The data part alone: S(n+1)/n each way.
+  EXPECT_EQ((all_slices + share_slices) * P, S * (n + 1) / n);
+}
+
+}  // namespace
+}  // namespace fabricsim
