@@ -134,6 +134,15 @@ class PayloadPool {
   std::uint64_t live_ = 0;
 };
 
+// A packet reaching endpoint `at` must be live (not delivered twice) and
+// addressed to it (not misrouted); anything else is a model bug.
+inline void check_delivery(const Packet& p, int at) {
+  if (!p.live) throw InvariantError("delivered a packet that is no longer live (duplicate?)");
+  if (p.dst != at)
+    throw InvariantError("packet " + std::to_string(p.serial) + " for endpoint " +
+                         std::to_string(p.dst) + " delivered to endpoint " + std::to_string(at));
+}
+
 // FIFO of packets threaded through Packet::next (O(1), no allocation).
 class PacketQueue {
  public:

@@ -217,11 +217,7 @@ void Endpoint::handle(const Item& item) {
       rx->arrived();
       const PacketId id = item.a;
       Packet& p = pool_.get(id);
-      if (!p.live) throw InvariantError("delivered a packet that is no longer live (duplicate?)");
-      if (p.dst != id_)
-        throw InvariantError("packet " + std::to_string(p.serial) + " for endpoint " +
-                             std::to_string(p.dst) + " delivered to endpoint " +
-                             std::to_string(id_));
+      check_delivery(p, id_);
       const Ps t = item.time;  // tail arrival
       if (window_.contains(t)) {
         sink_.latency_ps.record(t - p.t_gen);

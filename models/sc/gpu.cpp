@@ -295,10 +295,7 @@ void Gpu::handle(const Item& item) {
       Link* rx = ports_[item.b].rx;
       rx->arrived();
       Packet& p = pool_.get(item.a);
-      if (!p.live) throw InvariantError("delivered a packet that is no longer live (duplicate?)");
-      if (p.dst != id_)
-        throw InvariantError("packet " + std::to_string(p.serial) + " for GPU " +
-                             std::to_string(p.dst) + " delivered to GPU " + std::to_string(id_));
+      check_delivery(p, id_);
       ++delivered_;
       delivered_flits_ += p.flits;
       rx->return_credits(p.vc, p.flits, item.time);

@@ -186,6 +186,13 @@ void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Input& in = inputs_[static_cast<size_t>(port)];
   in.occupancy[p.vc] += p.flits;
   in.total_occ += p.flits;
+  enqueue_input(port, id);
+  request_tick(t);
+}
+
+void Switch::enqueue_input(int port, PacketId id) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  const Packet& p = pool_.get(id);
   if (queueing_ == Queueing::kFifo) {
     in.queues[p.vc].push(pool_, id);
   } else {
@@ -195,7 +202,6 @@ void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   ++in.pending;
   ++pending_total_;
   active_.set(port);
-  request_tick(t);
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -413,15 +419,7 @@ void Switch::arrive(PacketId id, int port) {
     enqueue_output(p.out_port, id, edge_at_or_after(t, cycle_ps_) + pipeline_ps_);
     return;
   }
-  if (queueing_ == Queueing::kFifo) {
-    in.queues[p.vc].push(pool_, id);
-  } else {
-    voq(in, p.vc, p.out_port).push(pool_, id);
-    in.nonempty[p.vc].set(p.out_port);
-  }
-  ++in.pending;
-  ++pending_total_;
-  active_.set(port);
+  enqueue_input(port, id);
   request_tick(t);
 }
 
@@ -460,25 +458,16 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     cp.out_port = r.size() == 1 ? r[0] : r[(original.addr / stripe_bytes_) % r.size()];
     if (original.payload != kNoPayload) payloads_->retain(original.payload);
     ++copies_made_;
-    if (queueing_ == Queueing::kOutput) {
+    if (queueing_ == Queueing::kOutput)
       enqueue_output(cp.out_port, c, ready);
-      continue;
-    }
-    if (queueing_ == Queueing::kFifo) {
-      in.queues[cp.vc].push(pool_, c);
-    } else {
-      voq(in, cp.vc, cp.out_port).push(pool_, c);
-      in.nonempty[cp.vc].set(cp.out_port);
-    }
-    ++in.pending;
-    ++pending_total_;
+    else
+      enqueue_input(port, c);
   }
   if (queueing_ == Queueing::kOutput) {
     // Ideal output queueing: every copy is in its output queue at once.
     retire_original(in, id, t + static_cast<Ps>(original.flits - 1) * flit_ps_);
     return;
   }
-  active_.set(port);
   request_tick(t);
 }
 

@@ -170,6 +170,8 @@ class Switch : public TimedModule {
   };
 
   void arrive(PacketId id, int port);
+  // Queues a routed packet (out_port set) for allocation at input `port`.
+  void enqueue_input(int port, PacketId id);
   void replicate(PacketId id, int port, Ps t);
   void retire_original(Input& in, PacketId id, Ps t_out);
   void sample_window_start();
