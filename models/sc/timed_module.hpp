@@ -138,6 +138,8 @@ class Scheduler : public sc_core::sc_module {
   void request(TimedModule* m, Ps t);
   ErrorSink& errors() { return errors_; }
   std::uint64_t activations() const { return activations_; }
+  // The time of the current (or last) activation: a cheap lower bound of now.
+  Ps last_run() const { return last_run_; }
 
  private:
   void run();
@@ -147,6 +149,7 @@ class Scheduler : public sc_core::sc_module {
   TimeBuckets<TimedModule*> pending_;
   std::uint64_t activations_ = 0;
   Ps notified_at_ = kNever;
+  Ps last_run_ = 0;
   bool running_ = false;
 };
 
