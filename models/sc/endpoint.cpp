@@ -27,7 +27,10 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
       sink_(sink),
       rng_(static_cast<std::uint64_t>(cfg.sim.seed), 1000u + static_cast<std::uint64_t>(id)),
       ports_(static_cast<size_t>(links)),
-      next_addr_(static_cast<size_t>(endpoint_count(cfg)), 0),
+      next_addr_(links > 1 || cfg.topology.kind != TopologyKind::kSingle
+                     ? static_cast<size_t>(endpoint_count(cfg))
+                     : 0,
+                 0),
       idle_empty_links_(links) {
   for (auto& p : ports_) p.source.resize(static_cast<size_t>(vcs_));
   if (load_ <= 0.0) {
@@ -97,9 +100,14 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
     const Ps t_gen = slot_time(next_slot_);
     const int dst = pattern_.destination(id_, rng_);
     const int vc = vcs_ > 1 ? static_cast<int>(rng_.below(static_cast<std::uint64_t>(vcs_))) : 0;
-    std::uint64_t& next = next_addr_[static_cast<size_t>(dst)];
-    const std::uint64_t addr = next;
-    next += packet_bytes_;
+    // Addresses only steer striping: a single-switch endpoint with one link
+    // (every route unique) skips the per-destination stream.
+    std::uint64_t addr = 0;
+    if (!next_addr_.empty()) {
+      std::uint64_t& next = next_addr_[static_cast<size_t>(dst)];
+      addr = next;
+      next += packet_bytes_;
+    }
     const int l = pick_link(dst, addr);
     Port& port = ports_[static_cast<size_t>(l)];
     port.source[static_cast<size_t>(vc)].push_back(Queued{t_gen, addr, dst});

@@ -91,7 +91,10 @@ class Endpoint : public TimedModule {
   void generate_until(Ps t, int trying, Wake wake);
   void ensure_generation_wake();
   int pick_link(int dst, std::uint64_t addr);
-  Ps slot_time(std::uint64_t slot) const { return slot * flit_ps_ / ports_.size(); }
+  Ps slot_time(std::uint64_t slot) const {
+    // (no 64-bit division on the common one-link path)
+    return ports_.size() == 1 ? slot * flit_ps_ : slot * flit_ps_ / ports_.size();
+  }
   void draw_next();     // advances next_slot_ to the next packet start
   void advance_slot();  // the arrival process itself
 
