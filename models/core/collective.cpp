@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/core/errors.hpp"
+#include "models/core/rng.hpp"
 
 namespace fabricsim {
 
@@ -67,7 +68,10 @@ int RingPlan::chunk_of(std::uint64_t e) const {
 }
 
 CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus)
-    : cfg_(cfg.collective), n_(gpus), seed_(static_cast<std::uint64_t>(cfg.sim.seed)) {
+    : cfg_(cfg.collective),
+      straggler_(cfg.straggler),
+      n_(gpus),
+      seed_(static_cast<std::uint64_t>(cfg.sim.seed)) {
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   for (std::uint64_t b = static_cast<std::uint64_t>(cfg_.min_bytes);
        b <= static_cast<std::uint64_t>(cfg_.max_bytes);
@@ -90,11 +94,23 @@ void CollectiveSweep::begin(Ps t) {
   plan_.n = n_;
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
+  c.gpu_done.assign(static_cast<size_t>(n_), 0);
   finished_ = 0;
   golden_.clear();
 }
 
-bool CollectiveSweep::gpu_finished(int, Ps t) {
+Ps CollectiveSweep::start_delay(int g) const {
+  Ps d = g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0;
+  if (straggler_.jitter_ns > 0) {
+    // Its own stream per (call, GPU): the same seed gives the same jitter.
+    Rng rng(seed_ ^ 0x5747AU, current_ * 0x10000u + static_cast<std::uint64_t>(g));
+    d += static_cast<Ps>(rng.uniform() * static_cast<double>(ns_to_ps(straggler_.jitter_ns)));
+  }
+  return d;
+}
+
+bool CollectiveSweep::gpu_finished(int g, Ps t) {
+  current().gpu_done[static_cast<size_t>(g)] = t;
   if (++finished_ < n_) return false;
   current().end = t;
   current().finished = true;

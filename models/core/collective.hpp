@@ -48,6 +48,7 @@ struct CollectiveCall {
   std::uint64_t wrong = 0;     // output elements that differ from the golden result
   std::uint64_t checked = 0;   // output elements compared
   bool finished = false;
+  std::vector<Ps> gpu_done;    // when each GPU had its whole output
 };
 
 // The sweep of an nccl-tests-like run and the golden results, shared by the
@@ -70,12 +71,19 @@ class CollectiveSweep {
   // GPU g has its whole output; returns true when it was the last one (the
   // call is then finished and the sweep moves to the next).
   bool gpu_finished(int g, Ps t);
+  // How much later than the call's start GPU g starts it (straggler.*).
+  Ps start_delay(int g) const;
 
   // Checks `count` output elements starting at global element `first`
   // against the golden result of the current call; counts mismatches.
   // `expected_uses`: how many GPUs will check this slice (the golden slice is
   // computed once and kept until then).
   void check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data, int expected_uses);
+
+  // Whether the end of the sweep stops the SystemC kernel (a caller running
+  // several fabrics at once turns it off and runs to a fixed time).
+  bool stop_kernel_when_done() const { return stop_when_done_; }
+  void set_stop_kernel_when_done(bool stop) { stop_when_done_ = stop; }
 
   // nccl-tests' bus bandwidth factor for this collective on n GPUs.
   double bus_factor() const;
@@ -84,11 +92,13 @@ class CollectiveSweep {
   const std::vector<std::uint8_t>& golden(std::uint64_t first, std::uint64_t count, int uses);
 
   CollectiveConfig cfg_;
+  StragglerConfig straggler_;
   int n_;
   std::uint64_t seed_;
   std::vector<CollectiveCall> calls_;
   std::size_t current_ = 0;
   int finished_ = 0;
+  bool stop_when_done_ = true;
   RingPlan plan_;
   struct Golden {
     std::vector<std::uint8_t> data;

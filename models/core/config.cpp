@@ -135,6 +135,19 @@ Schema<Config> config_schema() {
             1, 1 << 20, "reads (multimem.ld_reduce) a GPU may have in flight at once");
   s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
              "compare every output element with the golden reduction (the #wrong column)");
+  // stragglers
+  s.add_int("straggler.gpu", &C::straggler, &StragglerConfig::gpu, "", -1, 4095,
+            "collectives: the GPU the straggler.delay_ns / issue_factor / lanes apply to "
+            "(-1: none)");
+  s.add_real("straggler.delay_ns", &C::straggler, &StragglerConfig::delay_ns, "ns", 0, 1e9,
+             "straggler.gpu starts every call this much later (its kernel launches late)");
+  s.add_real("straggler.jitter_ns", &C::straggler, &StragglerConfig::jitter_ns, "ns", 0, 1e9,
+             "every GPU starts every call a uniform random 0 .. jitter later (seeded)");
+  s.add_real("straggler.issue_factor", &C::straggler, &StragglerConfig::issue_factor, "", 0, 1,
+             "straggler.gpu sends at most this fraction of its links' rate (a throttled GPU)",
+             true);
+  s.add_int("straggler.lanes", &C::straggler, &StragglerConfig::lanes, "lanes", 0, 64,
+            "straggler.gpu's links (both directions) run on this many lanes (0: link.lanes)");
   // reduction engine
   s.add_int("reduction.table_entries", &C::reduction, &ReductionConfig::table_entries, "entries",
             1, 1 << 24,
@@ -334,6 +347,12 @@ void validate(const Config& c) {
            std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +
            " elements (" + std::to_string(es) + " B)");
   }
+  if (c.straggler.gpu >= n)
+    fail("straggler.gpu=" + std::to_string(c.straggler.gpu) + " does not exist with " + nkey +
+         " endpoints (allowed -1 .. " + std::to_string(n - 1) + ")");
+  if (c.straggler.lanes > c.link.lanes)
+    fail("straggler.lanes=" + std::to_string(c.straggler.lanes) + " is more than link.lanes=" +
+         std::to_string(c.link.lanes) + " (a degraded link has fewer lanes)");
   build_topology(c);  // wiring, port budgets, reachability
 }
 

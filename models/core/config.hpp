@@ -118,8 +118,18 @@ struct ReductionConfig {
   std::int64_t pipeline_cycles = 8;
 };
 
+// Stragglers: one GPU late, slow or badly connected; jitter on every GPU.
+struct StragglerConfig {
+  std::int64_t gpu = -1;
+  double delay_ns = 0;
+  double jitter_ns = 0;
+  double issue_factor = 1.0;
+  std::int64_t lanes = 0;
+};
+
 struct Config {
   SimConfig sim;
+  StragglerConfig straggler;
   ReductionConfig reduction;
   WorkloadConfig workload;
   CollectiveConfig collective;

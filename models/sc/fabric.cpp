@@ -18,6 +18,13 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
   const int vcs = static_cast<int>(cfg.sw.vcs);
   const Ps flit = flit_time_ps(cfg.link);
   const Ps lat = ns_to_ps(cfg.link.latency_ns);
+  // A degraded GPU's links (straggler.lanes) serialize more slowly.
+  LinkConfig degraded = cfg.link;
+  if (cfg.straggler.lanes > 0) degraded.lanes = cfg.straggler.lanes;
+  const Ps slow_flit = flit_time_ps(degraded);
+  auto flit_of_endpoint = [&](int e) {
+    return cfg.straggler.gpu == e && cfg.straggler.lanes > 0 ? slow_flit : flit;
+  };
   const int switch_credits = static_cast<int>(cfg.sw.input_buffer_flits / vcs);
   const int endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
   const std::string base = std::string(this->name()) + ".";
@@ -64,7 +71,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
     for (int p = 0; p < topo_.ports_of_switch(s); ++p) {
       const PortPeer& peer = topo_.switch_ports[static_cast<size_t>(s)][static_cast<size_t>(p)];
       auto link = std::make_unique<Link>(base + "sw" + std::to_string(s) + ".out" + std::to_string(p),
-                                         flit, lat, vcs, peer.is_switch ? switch_credits : endpoint_credits,
+                                         peer.is_switch ? flit : flit_of_endpoint(peer.id), lat, vcs,
+                                         peer.is_switch ? switch_credits : endpoint_credits,
                                          window_);
       link->bind_tx(&sw, static_cast<std::uint32_t>(p));
       if (peer.is_switch) {
@@ -87,7 +95,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
       Switch& to = *switches_[static_cast<size_t>(peer.id)];
       auto link = std::make_unique<Link>(base + (collective() ? "gpu" : "ep") + std::to_string(e) +
                                              ".tx" + std::to_string(k),
-                                         flit, lat, vcs, switch_credits, window_);
+                                         flit_of_endpoint(e), lat, vcs, switch_credits, window_);
       link->bind_tx(&ep, static_cast<std::uint32_t>(k));
       link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
       to.connect_input(peer.port, link.get());

@@ -74,6 +74,7 @@ class Fabric : public sc_core::sc_module {
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
   // The collective sweep (workload.kind=collective), else nullptr.
   const CollectiveSweep* sweep() const { return sweep_.get(); }
+  CollectiveSweep* sweep() { return sweep_.get(); }
 
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;

@@ -23,6 +23,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       own_(static_cast<size_t>(cfg.collective.payload_bytes)) {
   vcs_ = static_cast<int>(cfg.sw.vcs);
   for (auto& p : ports_) p.ready.resize(static_cast<size_t>(vcs_));
+  if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
 }
 
 void Gpu::connect(int port, Link* tx, Link* rx) {
@@ -31,6 +32,33 @@ void Gpu::connect(int port, Link* tx, Link* rx) {
 }
 
 void Gpu::begin_call(Ps t) { schedule(t, kItemBegin); }
+
+// Our kernel starts (at the call's start, or later for a straggler): handle
+// the data that came early, then send the first step.
+void Gpu::start_work() {
+  started_ = true;
+  std::vector<Packet> early;
+  early.swap(stash_);
+  for (const Packet& p : early) receive(p);
+  const RingPlan& plan = sweep_.plan();
+  const CollectiveOp op = cfg_.collective.op;
+  if (push_) {
+    // Push all-reduce: our whole buffer goes to the switches' engines, which
+    // multicast each reduced slice back to every GPU.
+    for (int c = 0; c < n_; ++c)
+      for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
+        ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+  } else if (n_ > 1 || nvls_) {
+    // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
+    // (even a GPU that receives nothing: the others need its data); NVLS
+    // all-reduce reads (ld_reduce) and stores our own 1/n share.
+    const int c = op == CollectiveOp::kAllGather || pull_ ? id_ : (id_ + n_ - 1) % n_;
+    for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
+      ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+  }
+  for (int l = 0; l < links(); ++l) try_link(l);
+  if (expected_ == 0) output_done(0);
+}
 
 int Gpu::pick_link(std::uint64_t addr) const {
   return static_cast<int>((addr / stripe_bytes_) % ports_.size());
@@ -56,23 +84,12 @@ void Gpu::start_call() {
   if (nvls_ || push_) expected_ = plan.elements;
   received_ = 0;
   active_ = true;
-  // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
-  // (even a GPU that receives nothing: the others need its data).
-  if (push_) {
-    // Push all-reduce: our whole buffer goes to the switches' engines, which
-    // multicast each reduced slice back to every GPU.
-    for (int c = 0; c < n_; ++c)
-      for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-        ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
-    for (int l = 0; l < links(); ++l) try_link(l);
-  } else if (n_ > 1 || nvls_) {
-    // NVLS all-reduce reads (ld_reduce) and stores our own 1/n share.
-    const int c = op == CollectiveOp::kAllGather || pull_ ? id_ : (id_ + n_ - 1) % n_;
-    for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-      ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
-    for (int l = 0; l < links(); ++l) try_link(l);
-  }
-  if (expected_ == 0) output_done(0);
+  started_ = false;
+  const Ps delay = sweep_.start_delay(id_);
+  if (delay == 0)
+    start_work();
+  else
+    schedule(now() + delay, kItemStart);
 }
 
 PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
@@ -140,8 +157,9 @@ void Gpu::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
   if (!has_work(port)) return;
-  if (port.tx->free_at() > t) {
-    schedule_try(l, port.tx->free_at());
+  const Ps ready_at = std::max(port.tx->free_at(), port.not_before);
+  if (ready_at > t) {
+    schedule_try(l, ready_at);
     return;
   }
   bool waiting = false;
@@ -180,7 +198,9 @@ void Gpu::try_link(int l) {
     port.tx->send(id, p, t);
     ++injected_;
     port.vc_ptr = (v + 1) % vcs_;
-    if (has_work(port)) schedule_try(l, port.tx->free_at());
+    if (issue_factor_ < 1.0)  // a throttled GPU leaves the link idle in between
+      port.not_before = t + static_cast<Ps>(static_cast<double>(port.tx->free_at() - t) / issue_factor_);
+    if (has_work(port)) schedule_try(l, std::max(port.tx->free_at(), port.not_before));
     return;
   }
   port.tx->set_stalled(t, waiting);
@@ -265,7 +285,7 @@ void Gpu::output_done(std::uint64_t elements) {
   active_ = false;
   if (!sweep_.gpu_finished(id_, now())) return;
   if (sweep_.done()) {
-    sc_core::sc_stop();
+    if (sweep_.stop_kernel_when_done()) sc_core::sc_stop();
     return;
   }
   const Ps next = now() + ns_to_ps(cfg_.collective.gap_ns);
@@ -277,6 +297,9 @@ void Gpu::handle(const Item& item) {
   switch (item.kind) {
     case kItemBegin:
       start_call();
+      break;
+    case kItemStart:
+      start_work();
       break;
     case kItemTry: {
       Port& p = ports_[item.a];
@@ -303,7 +326,10 @@ void Gpu::handle(const Item& item) {
         throw InvariantError("GPU received a write without data");
       const Packet in = p;  // a copy: receive() may grow the packet pool
       pool_.release(item.a);
-      receive(in);
+      if (started_)
+        receive(in);
+      else
+        stash_.push_back(in);  // our kernel has not started: the data waits
       break;
     }
     default:

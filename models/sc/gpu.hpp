@@ -46,7 +46,7 @@ class Gpu : public TimedModule {
   void handle(const Item& item) override;
 
  private:
-  enum : std::uint16_t { kItemTry = 16, kItemBegin = 17 };
+  enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18 };
   static constexpr int kMcStep = 0xFFFF;  // packet step of multicast data
   struct Port {
     Link* tx = nullptr;
@@ -55,9 +55,11 @@ class Gpu : public TimedModule {
     Ring<std::uint64_t> first_step;     // slices (first element) to send at the first step
     int vc_ptr = 0;
     Ps try_at = kNever;
+    Ps not_before = 0;  // a throttled GPU's next send (straggler.issue_factor)
   };
 
-  void start_call();
+  void start_call();   // the call begins: counters, expected output
+  void start_work();   // our kernel runs (maybe later, straggler.*): process and send
   void try_link(int l);
   void schedule_try(int l, Ps t);
   int pick_link(std::uint64_t addr) const;
@@ -92,6 +94,9 @@ class Gpu : public TimedModule {
   bool pull_ = false;          // NVLS all-reduce: ld_reduce, then multimem.st
   int vcs_ = 1;
   std::uint64_t reads_in_flight_ = 0;
+  bool started_ = false;          // our kernel runs in the current call
+  std::vector<Packet> stash_;     // data that arrived before it did
+  double issue_factor_ = 1.0;
 
   std::uint64_t injected_ = 0;
   std::uint64_t delivered_ = 0;

@@ -1,5 +1,7 @@
 #include "models/sc/stats_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "models/core/time.hpp"
@@ -57,13 +59,27 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     double time_ns = 0;
     std::uint64_t wrong = 0, checked = 0;
     int done = 0;
+    std::vector<double> times;  // per iteration, for the tail
+    std::vector<double> wait(static_cast<size_t>(sweep.gpus()), 0.0);
     for (; j < calls.size() && calls[j].bytes == calls[i].bytes; ++j) {
       if (!calls[j].finished) continue;
       time_ns += ps_to_ns(calls[j].end - calls[j].start);
+      times.push_back(ps_to_ns(calls[j].end - calls[j].start));
+      // A GPU that has its output waits for the slowest before the next call.
+      for (std::size_t g = 0; g < wait.size(); ++g)
+        wait[g] += ps_to_ns(calls[j].end - calls[j].gpu_done[g]);
       wrong += calls[j].wrong;
       checked += calls[j].checked;
       ++done;
     }
+    std::sort(times.begin(), times.end());
+    auto pct = [&](double p) {
+      if (times.empty()) return 0.0;
+      auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(times.size())));
+      return times[std::max<std::size_t>(rank, 1) - 1] / 1000.0;
+    };
+    json wait_us = json::array();
+    for (double w : wait) wait_us.push_back(done ? w / done / 1000.0 : 0.0);
     const double t = done ? time_ns / done : 0;
     const double bytes = static_cast<double>(calls[i].bytes);
     const double algbw = t > 0 ? bytes / t : 0;  // bytes per ns = GB/s
@@ -73,6 +89,10 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
                     {"redop", to_string(k.redop)},
                     {"iterations", done},
                     {"time_us", t / 1000.0},
+                    {"time_us_p50", pct(50)},
+                    {"time_us_p99", pct(99)},
+                    {"time_us_max", times.empty() ? 0.0 : times.back() / 1000.0},
+                    {"gpu_wait_us_mean", wait_us},
                     {"algbw_GBps", algbw},
                     {"busbw_GBps", algbw * sweep.bus_factor()},
                     {"wrong", wrong},

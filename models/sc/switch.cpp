@@ -414,7 +414,7 @@ void Switch::arrive(PacketId id, int port) {
   }
 
   if (queueing_ == Queueing::kOutput) {
-    const Ps tail = t + static_cast<Ps>(p.flits - 1) * flit_ps_;
+    const Ps tail = t + static_cast<Ps>(p.flits - 1) * in.link->flit_ps();
     leave_input(in, p.vc, p.flits, t, tail);
     enqueue_output(p.out_port, id, edge_at_or_after(t, cycle_ps_) + pipeline_ps_);
     return;
@@ -465,7 +465,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   }
   if (queueing_ == Queueing::kOutput) {
     // Ideal output queueing: every copy is in its output queue at once.
-    retire_original(in, id, t + static_cast<Ps>(original.flits - 1) * flit_ps_);
+    retire_original(in, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
     return;
   }
   request_tick(t);
@@ -646,7 +646,9 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   const PacketId id = q.pop(pool_);
   if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
   Packet& p = pool_.get(id);
-  const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * flit_ps_;
+  // The tail arrives at the input's own link rate (a degraded link is slower).
+  const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : flit_ps_;
+  const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * in_flit;
   // An engine port moves alu_bytes_per_cycle per cycle, on either side.
   const Ps b = is_engine_port(i) ? e + engine_xfer_ps(p.flits)
                                  : std::max(e + xfer_ps_[p.flits], tail_in);

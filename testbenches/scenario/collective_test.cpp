@@ -236,3 +236,69 @@ TEST(Collective, NvlsLinkBytesAreSTimesNPlusOneOverN) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// A one-shot collective waits for its last contributor: a straggler that
+// starts D late delays completion by D, within one packet time (the others'
+// contributions no longer queue at the engine ahead of it).
+TEST(Straggler, OneShotCompletionMovesByTheInjectedDelay) {
+  const std::vector<std::string> base = {"switch.ports=4", "collective.algorithm=push",
+                                         "collective.min_bytes=256", "collective.max_bytes=256"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return extra;
+  };
+  // Separate processes would be cleaner; two fabrics side by side in one
+  // elaboration are independent (a test checks it), so run both here.
+  const Config c0 = load_config("", with({"workload.kind=collective", "sim.warmup_ns=0",
+                                          "sim.duration_ns=1000000"}));
+  const Config c1 = load_config("", with({"workload.kind=collective", "sim.warmup_ns=0",
+                                          "sim.duration_ns=1000000", "straggler.gpu=2",
+                                          "straggler.delay_ns=5000"}));
+  Fabric f0("f0", c0), f1("f1", c1);
+  f0.sweep()->set_stop_kernel_when_done(false);
+  f1.sweep()->set_stop_kernel_when_done(false);
+  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(100000)));
+  ASSERT_TRUE(f0.sweep()->done() && f1.sweep()->done());
+  const double t0 = f0.sweep()->calls()[0].end - f0.sweep()->calls()[0].start;
+  const double t1 = f1.sweep()->calls()[0].end - f1.sweep()->calls()[0].start;
+  const double packet_ps = packet_flits_for(c0, 256) * static_cast<double>(flit_time_ps(c0.link));
+  EXPECT_NEAR(t1 - t0, 5000000.0, packet_ps) << "t0 " << t0 << " ps, t1 " << t1 << " ps";
+}
+
+// A GPU whose links lost half their lanes paces the whole ring: bus
+// bandwidth drops to about half.
+TEST(Straggler, DegradedLinkPacesTheRing) {
+  const auto s = run({"switch.ports=4", "collective.min_bytes=4194304",
+                      "collective.max_bytes=4194304", "collective.check=false",
+                      "straggler.gpu=1", "straggler.lanes=1"});
+  const Config c = load_config("", {"switch.ports=4"});
+  const double bound = link_gbps(c.link) / 8 / 2 * 256.0 / (17 * 16);  // half the lanes
+  const double busbw = s["collectives"]["rows"][0]["busbw_GBps"].get<double>();
+  EXPECT_LT(busbw, 1.02 * bound);
+  EXPECT_GT(busbw, 0.85 * bound);
+  // Everyone else waits for the slow GPU's output.
+  const auto& wait = s["collectives"]["rows"][0]["gpu_wait_us_mean"];
+  EXPECT_EQ(wait.size(), 4u);
+}
+
+// A throttled GPU (half its issue rate) slows the push all-reduce; jitter is
+// reproducible (same seed, same times) and shows up in the tail.
+TEST(Straggler, ThrottledGpuAndJitter) {
+  const auto s = run({"switch.ports=4", "collective.algorithm=push", "collective.iterations=8",
+                      "collective.min_bytes=65536", "collective.max_bytes=65536",
+                      "straggler.gpu=0", "straggler.issue_factor=0.5", "straggler.jitter_ns=500"});
+  const auto& r = s["collectives"]["rows"][0];
+  EXPECT_EQ(r["iterations"].get<int>(), 8);
+  EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(r["time_us_max"].get<double>(), r["time_us_p50"].get<double>());
+  EXPECT_GT(r["time_us_max"].get<double>(), r["time_us"].get<double>() * 0.999);
+  // The throttled GPU finishes last: it waits least.
+  const auto& wait = r["gpu_wait_us_mean"];
+  for (int g = 1; g < 4; ++g) EXPECT_GE(wait[g].get<double>(), wait[0].get<double>());
+}
+
+}  // namespace
+}  // namespace fabricsim
