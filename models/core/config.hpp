@@ -106,13 +106,13 @@ struct CollectiveConfig {
   std::int64_t iterations = 1;
   double gap_ns = 100;
   std::int64_t payload_bytes = 256;
-  std::int64_t outstanding = 256;
+  std::int64_t outstanding = 1024;
   bool check = true;
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).
 struct ReductionConfig {
-  std::int64_t table_entries = 256;
+  std::int64_t table_entries = 1024;
   std::int64_t ports = 4;
   std::int64_t alu_bytes_per_cycle = 256;
   std::int64_t pipeline_cycles = 8;

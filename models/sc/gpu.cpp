@@ -168,7 +168,11 @@ void Gpu::try_link(int l) {
     auto& q = port.ready[static_cast<size_t>(v)];
     int flits;
     bool from_first = false;
-    if (!q.empty()) {
+    // NVLS reads are one flit: they go before queued 17-flit stores, or
+    // the stores of finished reads would starve the next reads.
+    const bool read_first = pull_ && v == 0 && !port.first_step.empty() &&
+                            reads_in_flight_ < static_cast<std::uint64_t>(cfg_.collective.outstanding);
+    if (!q.empty() && !read_first) {
       flits = pool_.get(q.front()).flits;
     } else if (v == 0 && !port.first_step.empty() &&
                !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))) {
