@@ -78,7 +78,7 @@ void Endpoint::advance_slot() {
   next_slot_ += gap;
 }
 
-int Endpoint::pick_link(int dst, std::uint64_t addr) {
+int Endpoint::pick_link(std::uint64_t addr) {
   const auto k = static_cast<std::uint64_t>(ports_.size());
   if (k == 1) return 0;
   switch (policy_) {
@@ -90,7 +90,6 @@ int Endpoint::pick_link(int dst, std::uint64_t addr) {
     case LinkPolicy::kRandom:
       return static_cast<int>(rng_.below(k));
   }
-  (void)dst;
   return 0;
 }
 
@@ -108,7 +107,7 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
       addr = next;
       next += packet_bytes_;
     }
-    const int l = pick_link(dst, addr);
+    const int l = pick_link(addr);
     Port& port = ports_[static_cast<size_t>(l)];
     port.source[static_cast<size_t>(vc)].push_back(Queued{t_gen, addr, dst});
     if (port.queued++ == 0) {

@@ -90,7 +90,7 @@ class Endpoint : public TimedModule {
   enum class Wake { kAll, kCallerTries, kNone };
   void generate_until(Ps t, int trying, Wake wake);
   void ensure_generation_wake();
-  int pick_link(int dst, std::uint64_t addr);
+  int pick_link(std::uint64_t addr);
   Ps slot_time(std::uint64_t slot) const {
     // (no 64-bit division on the common one-link path)
     return ports_.size() == 1 ? slot * flit_ps_ : slot * flit_ps_ / ports_.size();
