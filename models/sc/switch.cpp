@@ -603,9 +603,12 @@ void Switch::allocate(Ps e) {
   if (wake != kNever) request_tick(std::max(wake, e + 1));
 }
 
-Ps Switch::engine_xfer_ps(int flits) const {
-  const std::int64_t bytes = static_cast<std::int64_t>(flits) * flit_bytes_;
-  return static_cast<Ps>((bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_) * cycle_ps_;
+Ps Switch::engine_xfer_ps(const Packet& p) const {
+  // The ALU works on the data; the header is consumed by the table lookup in
+  // the same cycle, so a header-only request takes one cycle.
+  const std::int64_t bytes = p.payload != kNoPayload ? static_cast<std::int64_t>(p.bytes) : 0;
+  return static_cast<Ps>(std::max<std::int64_t>(1, (bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_)) *
+         cycle_ps_;
 }
 
 void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
@@ -650,13 +653,13 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : flit_ps_;
   const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * in_flit;
   // An engine port moves alu_bytes_per_cycle per cycle, on either side.
-  const Ps b = is_engine_port(i) ? e + engine_xfer_ps(p.flits)
+  const Ps b = is_engine_port(i) ? e + engine_xfer_ps(p)
                                  : std::max(e + xfer_ps_[p.flits], tail_in);
   if (is_engine_port(o)) {
     // The ALU reduces alu_bytes_per_cycle per cycle: the engine port is busy
     // until it can take the next contribution; the link input until the tail
     // has crossed.
-    const Ps alu_end = e + engine_xfer_ps(p.flits);
+    const Ps alu_end = e + engine_xfer_ps(p);
     engine_stats_.alu_busy += overlap(e, alu_end, window_.begin, window_.end);
     const auto key = entry_key(p);
     if (!table_.count(key)) {  // reserve the entry now: allocation checked there was room

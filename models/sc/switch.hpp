@@ -192,9 +192,9 @@ class Switch : public TimedModule {
   // every other free output its sibling copies wait for (one crossbar
   // traversal fans out), and those outputs are taken for this edge.
   void fan_out(int in, PacketId parent, Ps edge, Ps busy_until);
-  // Crossbar time of `flits` through an engine port: its width is
-  // alu_bytes_per_cycle per cycle.
-  Ps engine_xfer_ps(int flits) const;
+  // Crossbar time of a packet through an engine port: its width is
+  // alu_bytes_per_cycle of data per cycle, at least one cycle.
+  Ps engine_xfer_ps(const Packet& p) const;
   PacketQueue& voq(Input& in, int vc, int out) {
     return in.queues[static_cast<size_t>(vc * ports_ + out)];
   }
