@@ -13,6 +13,8 @@ namespace fabricsim {
 namespace {
 const std::vector<std::pair<std::string, Queueing>> kQueueing = {
     {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
+const std::vector<std::pair<std::string, Multicast>> kMulticast = {
+    {"engine", Multicast::kEngine}, {"crossbar", Multicast::kCrossbar}};
 const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
     {"islip", AllocatorKind::kISlip},
     {"pim", AllocatorKind::kPim},
@@ -56,6 +58,7 @@ bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 }  // namespace
 
 std::string to_string(Queueing q) { return name_of(kQueueing, q); }
+std::string to_string(Multicast m) { return name_of(kMulticast, m); }
 std::string to_string(AllocatorKind a) { return name_of(kAllocators, a); }
 std::string to_string(Pattern p) { return name_of(kPatterns, p); }
 std::string to_string(TopologyKind k) { return name_of(kTopologies, k); }
@@ -67,10 +70,14 @@ int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
 }
 
 bool uses_reduction_engine(const Config& c) {
-  return c.workload.kind == WorkloadKind::kCollective &&
-         (c.collective.algorithm == CollectiveAlgo::kPush ||
-          (c.collective.algorithm == CollectiveAlgo::kNvls &&
-           c.collective.op == CollectiveOp::kAllReduce));
+  if (c.workload.kind != WorkloadKind::kCollective) return false;
+  const CollectiveAlgo a = c.collective.algorithm;
+  if (a == CollectiveAlgo::kPush) return true;
+  if (a != CollectiveAlgo::kNvls) return false;
+  // NVLS all-gather only multicasts: it needs the engine only to replicate
+  // there (the ideal output-queued switch replicates at once anyway).
+  return c.collective.op == CollectiveOp::kAllReduce ||
+         (c.sw.multicast == Multicast::kEngine && c.sw.queueing != Queueing::kOutput);
 }
 
 std::uint64_t stripe_bytes(const Config& c) {
@@ -153,12 +160,21 @@ Schema<Config> config_schema() {
             1, 1 << 24,
             "concurrent reductions per switch chip (one per address being reduced); a full "
             "table withholds the contributions that need a new entry");
+  s.add_int("reduction.replication_slots", &C::reduction, &ReductionConfig::replication_slots,
+            "writes", 1, 1 << 24,
+            "multicast writes the engine holds at once while their copies leave "
+            "(switch.multicast=engine); when all are taken, writes wait in their input buffers");
   s.add_int("reduction.ports", &C::reduction, &ReductionConfig::ports, "ports", 1, 64,
             "crossbar ports of the engine (each with its own ALU); addresses are spread over "
             "them, so up to this many contributions enter per cycle");
   s.add_int("reduction.alu_bytes_per_cycle", &C::reduction, &ReductionConfig::alu_bytes_per_cycle,
             "B/cycle", 1, 1 << 20,
-            "width of each engine port and its ALU: bytes moved or reduced per switch cycle");
+            "throughput of each engine port's ALU: contribution bytes reduced per switch cycle");
+  s.add_int("reduction.port_bytes_per_cycle", &C::reduction,
+            &ReductionConfig::port_bytes_per_cycle, "B/cycle", 1, 1 << 20,
+            "width of each engine crossbar port: bytes it takes in (contributions, writes, "
+            "read requests) or sends out (copies, results) per switch cycle; sending, it may "
+            "start packets to several outputs in one cycle while their data fits");
   s.add_int("reduction.pipeline_cycles", &C::reduction, &ReductionConfig::pipeline_cycles,
             "cycles", 0, 100000, "ALU pipeline depth: cycles from accepting data to its result");
   // topology
@@ -208,6 +224,12 @@ Schema<Config> config_schema() {
                "input-first round-robin)");
   s.add_int("switch.iterations", &C::sw, &SwitchConfig::iterations, "", 1, 64,
             "allocator iterations per allocation cycle");
+  s.add_choice("switch.multicast", &C::sw, &SwitchConfig::multicast, kMulticast,
+               "where a multicast write (multimem.st) is replicated: engine (it crosses the "
+               "crossbar once, to the multicast/reduction engine, whose port sends the copies "
+               "at its own width; an assumption about NVSwitch) or crossbar (copies made at "
+               "the input, each crossing from there; one traversal fans out to the member "
+               "outputs free at that edge)");
   s.add_real("switch.speedup", &C::sw, &SwitchConfig::speedup, "x", 1, 16,
              "crossbar port bandwidth as a multiple of the link rate");
   s.add_int("switch.pipeline_cycles", &C::sw, &SwitchConfig::pipeline_cycles, "cycles", 0, 100000,

@@ -14,6 +14,7 @@
 namespace fabricsim {
 
 enum class Queueing { kFifo, kVoq, kOutput };
+enum class Multicast { kEngine, kCrossbar };
 enum class Pattern {
   kUniform,
   kPermutation,
@@ -57,6 +58,7 @@ struct SwitchConfig {
   double speedup = 1.0;
   std::int64_t pipeline_cycles = 16;
   double clock_ghz = 1.5625;
+  Multicast multicast = Multicast::kEngine;
 };
 
 struct TrafficConfig {
@@ -113,8 +115,10 @@ struct CollectiveConfig {
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).
 struct ReductionConfig {
   std::int64_t table_entries = 1024;
+  std::int64_t replication_slots = 256;
   std::int64_t ports = 4;
   std::int64_t alu_bytes_per_cycle = 256;
+  std::int64_t port_bytes_per_cycle = 1024;
   std::int64_t pipeline_cycles = 8;
 };
 
@@ -182,5 +186,6 @@ int packet_flits_for(const Config& c, std::int64_t payload_bytes);
 std::uint64_t stripe_bytes(const Config& c);
 std::string to_string(CollectiveOp op);
 std::string to_string(CollectiveAlgo a);
+std::string to_string(Multicast m);
 
 }  // namespace fabricsim

@@ -47,6 +47,7 @@ struct Packet {
   std::uint16_t flits = 1;
   std::uint8_t vc = 0;
   bool live = false;
+  bool engine_slot = false;  // a multicast write holding a replication slot of the engine
   PacketKind kind = PacketKind::kSynthetic;
   std::uint16_t step = 0;         // collective: algorithm step this data belongs to
   std::uint32_t bytes = 0;        // data bytes carried

@@ -46,7 +46,11 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       dtype_(cfg.collective.dtype),
       table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
       alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
-      alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)) {
+      port_bytes_per_cycle_(cfg.reduction.port_bytes_per_cycle),
+      alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
+      mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
+      slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
+  for (Share& sh : share_) sh.given.assign(static_cast<size_t>(xports_), -1);
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
@@ -75,7 +79,8 @@ void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
 // --------------------------------------------------------- reduction engine
 
 bool Switch::engine_can_take(PacketId head) const {
-  return table_.count(entry_key(pool_.get(head))) > 0 || table_.size() < table_capacity_;
+  const Need n = engine_need(pool_.get(head));
+  return n == kNeedNone || engine_free(n) > 0;
 }
 
 // Entries in use over time, for the occupancy statistics.
@@ -90,9 +95,16 @@ void Switch::engine_track(Ps t) {
 // arrivals wait in the entry), and when every member is in, send the result.
 void Switch::engine_fold(PacketId id) {
   const Ps t = now();
+  --engine_inflight_;
+  if (pool_.get(id).kind == PacketKind::kMcStore) {
+    // A multicast write through the engine: it becomes the original of its
+    // copies at the engine port, its entry held until the last has left.
+    pool_.get(id).t_head = t;
+    replicate(id, engine_port_for(pool_.get(id).addr), t);
+    return;
+  }
   const Packet c = pool_.get(id);
   pool_.release(id);
-  --engine_inflight_;
   ++contributions_consumed_;
   const auto key = entry_key(c);
   auto it = table_.find(key);
@@ -301,6 +313,11 @@ void Switch::check_end_of_run(Ps end) {
                              std::to_string(output_buffer_flits_));
     }
   }
+  if (slots_held_ > mc_originals_ + engine_inflight_)
+    throw InvariantError("reduction engine holds " + std::to_string(slots_held_) +
+                         " replication slots but only " +
+                         std::to_string(mc_originals_ + engine_inflight_) +
+                         " multicast writes are in the switch (a slot leaked)");
   // Per input: flits of packets not yet granted plus flits still on the wire
   // must equal the credits the upstream link counts as outstanding (granted
   // packets have had their credit return scheduled).
@@ -387,8 +404,8 @@ void Switch::arrive(PacketId id, int port) {
   // Route: the output ports toward the destination endpoint; with several
   // (parallel links, planes) the address picks one, so an address stream is
   // spread evenly and each address always takes the same path (in order).
-  const bool multicast = p.kind == PacketKind::kMcStore;
-  if (to_engine(p.kind)) {
+  const bool multicast = p.kind == PacketKind::kMcStore && !mc_via_engine_;
+  if (to_engine(p.kind) || (p.kind == PacketKind::kMcStore && mc_via_engine_)) {
     if (!has_engine()) throw InvariantError("a reduction request reached a switch without an engine");
     p.out_port = engine_port_for(p.addr);
   } else if (!multicast) {
@@ -455,6 +472,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     cp.dst = m;
     cp.parent = id;
     cp.copies_left = 0;
+    cp.engine_slot = false;
     cp.out_port = r.size() == 1 ? r[0] : r[(original.addr / stripe_bytes_) % r.size()];
     if (original.payload != kNoPayload) payloads_->retain(original.payload);
     ++copies_made_;
@@ -465,7 +483,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   }
   if (queueing_ == Queueing::kOutput) {
     // Ideal output queueing: every copy is in its output queue at once.
-    retire_original(in, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
+    retire_original(port, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
     return;
   }
   request_tick(t);
@@ -473,14 +491,26 @@ void Switch::replicate(PacketId id, int port, Ps t) {
 
 // The last copy of a multicast original has left the input (at t_out): its
 // flits leave the buffer and their credits go upstream.
-void Switch::retire_original(Input& in, PacketId id, Ps t_out) {
+void Switch::retire_original(int port, PacketId id, Ps t_out) {
+  Input& in = inputs_[static_cast<size_t>(port)];
   const Packet& o = pool_.get(id);
   leave_input(in, o.vc, o.flits, o.t_head, t_out);
   in.mc_held_flits -= o.flits;
   --mc_originals_;
   ++originals_retired_;
+  // A write passing through the engine: its slot frees once every copy has
+  // been granted (nothing more reads the data).
+  if (o.engine_slot) release_slot(now());
   if (o.payload != kNoPayload) payloads_->release(o.payload);
   pool_.release(id);
+}
+
+void Switch::release_slot(Ps t) {
+  --slots_held_;
+  if (engine_waiter_) {
+    engine_waiter_ = false;
+    if (pending_total_ > 0) request_tick(t);
+  }
 }
 
 void Switch::request_tick(Ps t) {
@@ -513,7 +543,6 @@ void Switch::allocate(Ps e) {
     for (int v = 0; v < vcs_; ++v)
       if (out.space[static_cast<size_t>(v)] >= max_flits_) fits_any_[static_cast<size_t>(v)].set(o);
   }
-  std::size_t engine_slots = table_capacity_ - std::min(table_capacity_, table_.size());
 
   // Build the request matrix; remember the earliest time a blocked request
   // could change (a busy port frees). Requests blocked by a full output
@@ -533,18 +562,11 @@ void Switch::allocate(Ps e) {
         if (!out_free_.test(o)) {
           wake = std::min(wake, out.busy_until);
         } else if (is_engine_port(o)) {
-          if (table_.count(entry_key(pool_.get(head))) > 0) {
+          const Need n = engine_need(pool_.get(head));
+          if (n == kNeedNone)
             row.set(o);
-          } else if (engine_slots > 0) {
-            --engine_slots;
-            row.set(o);
-          } else if (table_.size() < table_capacity_) {
-            // Free entries, all promised to other requests this edge: one of
-            // those may lose arbitration, so look again next edge.
-            wake = std::min(wake, e + cycle_ps_);
-          } else {
-            engine_waiter_ = true;  // a table entry frees when a reduction completes
-          }
+          else
+            share_[n].wanted.push_back({i, o});  // shared out below
         } else if (head_fits(out, v, head)) {
           row.set(o);
         } else if (!out.space_waiter) {
@@ -570,6 +592,8 @@ void Switch::allocate(Ps e) {
     }
   });
 
+  for (Need n : {kNeedTable, kNeedSlot})
+    if (!share_[n].wanted.empty()) share_engine(n, e, wake);
   allocator_->allocate(requests_, match_);
   matched_out_.clear();
   for (int o = 0; o < xports_; ++o)
@@ -589,6 +613,11 @@ void Switch::allocate(Ps e) {
     const Input& in = inputs_[static_cast<size_t>(i)];
     if (in.pending > 0) wake = std::min(wake, in.busy_until);
   });
+  for (int i = std::max(engine_port_, 0); engine_port_ >= 0 && i < xports_; ++i) wide_grants(i, e, wake);
+  for (Share& sh : share_) {  // what was not used lapses
+    for (int i : sh.given_list) sh.given[static_cast<size_t>(i)] = -1;
+    sh.given_list.clear();
+  }
   bool retry_next_edge = false;
   active_.for_each([&](int i) {
     if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
@@ -603,12 +632,86 @@ void Switch::allocate(Ps e) {
   if (wake != kNever) request_tick(std::max(wake, e + 1));
 }
 
-Ps Switch::engine_xfer_ps(const Packet& p) const {
-  // The ALU works on the data; the header is consumed by the table lookup in
-  // the same cycle, so a header-only request takes one cycle.
-  const std::int64_t bytes = p.payload != kNoPayload ? static_cast<std::int64_t>(p.bytes) : 0;
-  return static_cast<Ps>(std::max<std::int64_t>(1, (bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_)) *
-         cycle_ps_;
+// Heads that need a new table entry (or replication slot) may request the
+// engine only as far as those are free. When they are fewer than the heads,
+// they go one per input, round-robin from a rotating start: taken in port
+// order, the low-numbered inputs would take every entry that frees and
+// starve the rest (measured: ld_reduce requests waiting 35 us).
+void Switch::share_engine(Need n, Ps e, Ps& wake) {
+  Share& sh = share_[n];
+  std::size_t free = engine_free(n);
+  if (sh.wanted.size() > free) {
+    const int start = sh.rr;
+    std::stable_sort(sh.wanted.begin(), sh.wanted.end(),
+                     [&](const std::pair<int, int>& a, const std::pair<int, int>& b) {
+                       return (a.first - start + xports_) % xports_ <
+                              (b.first - start + xports_) % xports_;
+                     });
+  }
+  int last = -1;
+  for (const auto& [i, o] : sh.wanted) {
+    if (free > 0 && i != last) {
+      --free;
+      requests_.rows[static_cast<size_t>(i)].set(o);
+      sh.given[static_cast<size_t>(i)] = o;
+      sh.given_list.push_back(i);
+      last = i;
+      sh.rr = (i + 1) % xports_;
+    } else if (engine_free(n) > 0) {
+      // Free ones, all promised to other requests this edge: one of those
+      // may lose arbitration, so look again next edge.
+      wake = std::min(wake, e + cycle_ps_);
+    } else {
+      engine_waiter_ = true;  // woken when a reduction completes or a slot frees
+    }
+  }
+  sh.wanted.clear();
+}
+
+void Switch::wide_grants(int i, Ps e, Ps& wake) {
+  Input& in = inputs_[static_cast<size_t>(i)];
+  if (in.pending == 0 || queueing_ != Queueing::kVoq) return;
+  if (in.busy_until > e && in.edge_at != e) return;  // still busy from an earlier edge
+  if (in.edge_at != e) {
+    in.edge_at = e;
+    in.edge_bytes = 0;
+    in.edge_parent = kNoPacket;
+  }
+  bool granted = false;
+  const int start = in.out_ptr;
+  for (int v = 0; v < vcs_; ++v) {
+    scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
+    scratch_ &= out_free_;
+    // Outputs from out_ptr on, then the rest: no output is always first.
+    for (int pass = 0; pass < 2; ++pass) {
+      scratch_.for_each([&](int o) {
+        if ((pass == 0) != (o >= start) || matched_out_.test(o)) return;
+        const PacketId head = voq(in, v, o).front();
+        const Packet& h = pool_.get(head);
+        const bool shared = h.parent != kNoPacket && h.parent == in.edge_parent;
+        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > port_bytes_per_cycle_)
+          return;
+        if (!head_fits(outputs_[static_cast<size_t>(o)], v, head)) return;
+        matched_out_.set(o);
+        grant(i, o, e, v);
+        in.out_ptr = (o + 1) % xports_;
+        granted = true;
+      });
+    }
+  }
+  if (granted && in.pending > 0) wake = std::min(wake, in.busy_until);
+}
+
+Ps Switch::engine_port_ps(std::int64_t bytes) const {
+  return std::max<Ps>(1, (bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_) * cycle_ps_;
+}
+
+Ps Switch::engine_alu_ps(const Packet& p) const {
+  // The ALU works on the data of contributions only; a header-only request
+  // or a write passing through does not use it.
+  if (p.kind != PacketKind::kReduceContrib && p.kind != PacketKind::kReadResp) return 0;
+  const auto bytes = static_cast<std::int64_t>(p.bytes);
+  return static_cast<Ps>((bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_) * cycle_ps_;
 }
 
 void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
@@ -640,7 +743,16 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     const int v = (in.vc_ptr + k) % vcs_;
     PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
                                                    : voq(in, v, o);
-    if (!q.empty() && pool_.get(q.front()).out_port == o && head_fits(out, v, q.front())) vc = v;
+    if (q.empty() || pool_.get(q.front()).out_port != o) continue;
+    // A head needing an engine resource goes only where share_engine gave one.
+    bool ok;
+    if (is_engine_port(o)) {
+      const Need n = engine_need(pool_.get(q.front()));
+      ok = n == kNeedNone || share_[n].given[static_cast<size_t>(i)] == o;
+    } else {
+      ok = head_fits(out, v, q.front());
+    }
+    if (ok) vc = v;
   }
   if (vc < 0) throw InvariantError("allocator granted a pair without an eligible packet");
   in.vc_ptr = (vc + 1) % vcs_;
@@ -652,19 +764,40 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   // The tail arrives at the input's own link rate (a degraded link is slower).
   const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : flit_ps_;
   const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * in_flit;
-  // An engine port moves alu_bytes_per_cycle per cycle, on either side.
-  const Ps b = is_engine_port(i) ? e + engine_xfer_ps(p)
-                                 : std::max(e + xfer_ps_[p.flits], tail_in);
+  // An engine port moves port_bytes_per_cycle per cycle, on either side;
+  // its input may start several packets in one edge (wide_grants): it is
+  // busy for the bytes of all of them.
+  Ps b;
+  if (is_engine_port(i)) {
+    if (in.edge_at != e) {
+      in.edge_at = e;
+      in.edge_bytes = 0;
+      in.edge_parent = kNoPacket;
+    }
+    // Copies of one original sent in the same edge read its data once (the
+    // crossbar fans it out).
+    if (p.parent == kNoPacket || p.parent != in.edge_parent) in.edge_bytes += engine_bytes(p);
+    if (p.parent != kNoPacket) in.edge_parent = p.parent;
+    b = e + engine_port_ps(in.edge_bytes);
+  } else {
+    b = std::max(e + xfer_ps_[p.flits], tail_in);
+  }
   if (is_engine_port(o)) {
-    // The ALU reduces alu_bytes_per_cycle per cycle: the engine port is busy
-    // until it can take the next contribution; the link input until the tail
-    // has crossed.
-    const Ps alu_end = e + engine_xfer_ps(p);
-    engine_stats_.alu_busy += overlap(e, alu_end, window_.begin, window_.end);
-    const auto key = entry_key(p);
-    if (!table_.count(key)) {  // reserve the entry now: allocation checked there was room
+    // The engine port takes port_bytes_per_cycle per cycle and its ALU
+    // reduces alu_bytes_per_cycle: the port is busy until both can take
+    // the next packet; the link input until the tail has crossed.
+    const Ps alu = engine_alu_ps(p);
+    const Ps alu_end = e + std::max(alu, engine_port_ps(engine_bytes(p)));
+    engine_stats_.alu_busy += overlap(e, e + alu, window_.begin, window_.end);
+    // Reserve what it needs now (allocation made sure there was room).
+    const Need n = engine_need(p);
+    if (n != kNeedNone) share_[n].given[static_cast<size_t>(i)] = -1;
+    if (n == kNeedSlot) {
+      ++slots_held_;
+      p.engine_slot = true;
+    } else if (n == kNeedTable) {
       engine_track(e);
-      Entry& entry = table_[key];
+      Entry& entry = table_[entry_key(p)];
       entry.group = p.group;
       entry.bytes = p.bytes;
       entry.vc = p.vc;
@@ -689,7 +822,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   if (p.parent == kNoPacket) {
     leave_input(in, vc, p.flits, p.t_head, b);
   } else if (--pool_.get(p.parent).copies_left == 0) {
-    retire_original(in, p.parent, b);
+    retire_original(i, p.parent, b);
   } else {
     siblings = p.parent;
   }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/core/allocator.hpp"
@@ -47,9 +48,12 @@ class Switch : public TimedModule {
          PayloadPool* payloads = nullptr);
 
   // Multicast group table: group id -> member endpoints. A kMcStore packet
-  // is replicated at its input into one copy per member (sharing the data),
-  // each queued and allocated like a unicast packet; the input buffer holds
-  // the original until the last copy has crossed, then returns its credits.
+  // is replicated into one copy per member (sharing the data), each queued
+  // and allocated like a unicast packet; whoever holds the original (its
+  // input buffer, or the engine) keeps it until the last copy has crossed.
+  // With switch.multicast=engine and an engine, a write from a link first
+  // crosses to an engine port (like a contribution, using a table entry)
+  // and is replicated there; otherwise at its input.
   void set_multicast_groups(std::vector<std::vector<int>> groups);
   std::uint64_t copies_made() const { return copies_made_; }
   // Reduction engine (collective.algorithm=push): a crossbar port of its own
@@ -125,7 +129,23 @@ class Switch : public TimedModule {
   static std::uint64_t entry_key(const Packet& p) {
     return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
   }
+  // Engine resources a head must get before it may be granted an engine
+  // port: a table entry (the first contribution or ld_reduce of an address)
+  // or a replication slot (a multicast write passing through).
+  enum Need { kNeedTable = 0, kNeedSlot = 1, kNeedNone = 2 };
+  Need engine_need(const Packet& p) const {
+    if (p.kind == PacketKind::kMcStore) return kNeedSlot;
+    return table_.count(entry_key(p)) ? kNeedNone : kNeedTable;
+  }
+  std::size_t engine_free(Need n) const {
+    const std::size_t used = n == kNeedTable ? table_.size() : slots_held_;
+    const std::size_t cap = n == kNeedTable ? table_capacity_ : slot_capacity_;
+    return cap - std::min(cap, used);
+  }
   bool engine_can_take(PacketId head) const;
+  // Shares pool n's free resources among the heads that asked this edge.
+  void share_engine(Need n, Ps e, Ps& wake);
+  void release_slot(Ps t);
   void engine_fold(PacketId id);
   void engine_track(Ps t);
   // Queues a unicast packet made by the engine at engine port `port`'s input.
@@ -152,6 +172,11 @@ class Switch : public TimedModule {
     int max_occ = 0;
     double occ_integral = 0;              // flit*ps inside the window
     int vc_ptr = 0;
+    // An engine port's input: data it started sending at edge `edge_at`.
+    Ps edge_at = kNever;
+    std::int64_t edge_bytes = 0;
+    PacketId edge_parent = kNoPacket;     // multicast original whose data it sent then
+    int out_ptr = 0;                      // engine input: where wide grants look first
   };
   struct Sending {
     Ps tail_gone;  // the tail has left: the output-buffer space is free again
@@ -173,7 +198,7 @@ class Switch : public TimedModule {
   // Queues a routed packet (out_port set) for allocation at input `port`.
   void enqueue_input(int port, PacketId id);
   void replicate(PacketId id, int port, Ps t);
-  void retire_original(Input& in, PacketId id, Ps t_out);
+  void retire_original(int port, PacketId id, Ps t_out);
   void sample_window_start();
   void apply_departures(Input& in, Ps t);
   void leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out);
@@ -192,11 +217,20 @@ class Switch : public TimedModule {
   // every other free output its sibling copies wait for (one crossbar
   // traversal fans out), and those outputs are taken for this edge.
   void fan_out(int in, PacketId parent, Ps edge, Ps busy_until);
-  // Crossbar time of a packet through an engine port: its width is
-  // alu_bytes_per_cycle of data per cycle, at least one cycle.
-  Ps engine_xfer_ps(const Packet& p) const;
+  // Time of `bytes` through an engine port (port_bytes_per_cycle wide), at
+  // least one cycle; ALU time of a packet (contributions only).
+  Ps engine_port_ps(std::int64_t bytes) const;
+  Ps engine_alu_ps(const Packet& p) const;
+  // Bytes of an engine port's width a packet uses (a header-only packet: one flit).
+  std::int64_t engine_bytes(const Packet& p) const {
+    return p.payload != kNoPayload ? static_cast<std::int64_t>(p.bytes) : flit_bytes_;
+  }
+  // After the allocator: an engine port's input is port_bytes_per_cycle wide,
+  // many links' worth, so in one edge it may start packets toward several
+  // free outputs (each then streams at link rate) while their data fits.
+  void wide_grants(int i, Ps e, Ps& wake);
   PacketQueue& voq(Input& in, int vc, int out) {
-    return in.queues[static_cast<size_t>(vc * ports_ + out)];
+    return in.queues[static_cast<size_t>(vc * xports_ + out)];
   }
   bool head_fits(const Output& o, int vc, PacketId id) const {
     if (has_engine() && &o >= &outputs_[static_cast<size_t>(engine_port_)])
@@ -253,6 +287,7 @@ class Switch : public TimedModule {
   DType dtype_;
   std::size_t table_capacity_;
   std::int64_t alu_bytes_per_cycle_;
+  std::int64_t port_bytes_per_cycle_;
   Ps alu_pipeline_ps_;
   std::unordered_map<std::uint64_t, Entry> table_;
   std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
@@ -260,6 +295,16 @@ class Switch : public TimedModule {
   Ps table_changed_at_ = 0;
   bool engine_waiter_ = false;  // an allocation is blocked on a full table
   std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
+  const bool mc_via_engine_;           // switch.multicast=engine and an engine
+  std::size_t slot_capacity_;          // reduction.replication_slots
+  std::size_t slots_held_ = 0;         // multicast writes the engine holds
+  struct Share {                       // per pool (kNeedTable, kNeedSlot)
+    std::vector<std::pair<int, int>> wanted;  // scratch: (input, engine port) asking
+    std::vector<int> given;                   // [input] engine port given this edge, or -1
+    std::vector<int> given_list;              // inputs with given[] set
+    int rr = 0;                               // first input served next time
+  };
+  Share share_[2];
   std::uint64_t results_made_ = 0;
   std::uint64_t contributions_consumed_ = 0;
 };

@@ -209,6 +209,43 @@ TEST(Collective, NvlsAllReduceExact) {
   expect_exact(s, 5, 1);
 }
 
+// Both places a multicast write can be replicated (at the engine, at the
+// input) give exact results and one copy per member on DGX H100's 4 chips.
+// (One fabric per test process: SystemC elaborates once.)
+void nvls_all_reduce_exact_on_dgx_h100(const std::string& where) {
+  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
+                      "topology.links=5,4,4,5", "switch.vcs=2", "collective.algorithm=nvls",
+                      "switch.multicast=" + where, "collective.min_bytes=4096",
+                      "collective.max_bytes=1048576", "collective.step_factor=16"});
+  expect_exact(s, 8, 1);
+  const auto& k = s["conservation"];
+  EXPECT_GT(k["multicast_originals_retired"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(k["multicast_copies"].get<std::uint64_t>(),
+            8 * k["multicast_originals_retired"].get<std::uint64_t>());
+}
+TEST(Collective, NvlsAllReduceExactReplicatingAtTheEngine) {
+  nvls_all_reduce_exact_on_dgx_h100("engine");
+}
+TEST(Collective, NvlsAllReduceExactReplicatingAtTheInput) {
+  nvls_all_reduce_exact_on_dgx_h100("crossbar");
+}
+
+// One replication slot per chip: multicast writes wait at their inputs
+// (credits withheld) while the engine replicates one at a time. Nothing is
+// lost and the result is exact.
+TEST(Collective, OneReplicationSlotBackPressuresWithoutLoss) {
+  const auto s = run({"switch.ports=4", "switch.vcs=2", "collective.op=all_gather",
+                      "collective.algorithm=nvls", "reduction.replication_slots=1",
+                      "collective.min_bytes=65536", "collective.max_bytes=65536"});
+  expect_exact(s, 4, 1);
+  double stall = 0;
+  for (auto& [name, l] : s["links"].items())
+    if (name.find(".tx") != std::string::npos) stall += l["credit_stall_ns"].get<double>();
+  EXPECT_GT(stall, 0.0);
+  const auto& k = s["conservation"];
+  EXPECT_EQ(k["multicast_copies"].get<std::uint64_t>(), 4 * k["injected"].get<std::uint64_t>());
+}
+
 // Per GPU and direction the links carry S(n+1)/n data bytes plus headers:
 // out, S of read responses + S/n of multicast stores (+ header-only
 // ld_reduce requests); in, S/n of ld_reduce responses + S of multicast
