@@ -117,6 +117,7 @@ void Gpu::schedule_try(int l, Ps t) {
 bool Gpu::has_work(const Port& port) const {
   if (!port.first_step.empty() && !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding)))
     return true;
+  if (!port.reads.empty()) return true;
   for (const auto& q : port.ready)
     if (!q.empty()) return true;
   return false;
@@ -150,6 +151,22 @@ PacketId Gpu::make_first_step(Port& port) {
   return id;
 }
 
+PacketId Gpu::make_read_response(Port& port) {
+  const ReadReq r = port.reads.front();
+  port.reads.pop_front();
+  // The request leaves our receive buffer now: its credit goes back.
+  ports_[r.rx_port].rx->return_credits(r.rx_vc, r.rx_flits, now());
+  const PacketId id = make_packet(0, r.first, r.count);
+  Packet& p = pool_.get(id);
+  p.kind = PacketKind::kReadResp;
+  p.vc = 1;
+  p.group = r.group;
+  p.payload = payloads_.alloc();
+  fill_input(sweep_.seed(), sweep_.current_index(), id_, r.first, r.count, cfg_.collective.dtype,
+             payloads_.data(p.payload));
+  return id;
+}
+
 // Per VC, round-robin: what arrival made first (forwards, read responses,
 // multicast stores: they keep collectives flowing), then the next
 // first-step packet (VC 0), made only when the link can take it.
@@ -172,8 +189,12 @@ void Gpu::try_link(int l) {
     // the stores of finished reads would starve the next reads.
     const bool read_first = pull_ && v == 0 && !port.first_step.empty() &&
                             reads_in_flight_ < static_cast<std::uint64_t>(cfg_.collective.outstanding);
+    bool from_reads = false;
     if (!q.empty() && !read_first) {
       flits = pool_.get(q.front()).flits;
+    } else if (v == 1 && !port.reads.empty()) {
+      flits = packet_flits_for(cfg_, static_cast<std::int64_t>(port.reads.front().count * es_));
+      from_reads = true;
     } else if (v == 0 && !port.first_step.empty() &&
                !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))) {
       const RingPlan& plan = sweep_.plan();
@@ -192,6 +213,8 @@ void Gpu::try_link(int l) {
     PacketId id;
     if (from_first) {
       id = make_first_step(port);
+    } else if (from_reads) {
+      id = make_read_response(port);
     } else {
       id = q.front();
       q.pop_front();
@@ -228,17 +251,14 @@ void Gpu::receive(const Packet& in) {
   const CollectiveOp op = cfg_.collective.op;
   if (in.kind == PacketKind::kReadReq) {
     // The switch reads our data for a reduction: answer on the response VC,
-    // on the link the address picks (so it reaches the same chip's engine).
-    // Memory read time is not modelled (assumption: the HBM is not the limit).
-    const PacketId id = make_packet(t, first, count);
-    Packet& r = pool_.get(id);
-    r.kind = PacketKind::kReadResp;
-    r.vc = 1;
-    r.group = in.group;
-    r.payload = payloads_.alloc();
-    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-               payloads_.data(r.payload));
-    queue(id);
+    // on the link the address picks (so it reaches the same chip's engine),
+    // when that link can send it (make_read_response). Memory read time is
+    // not modelled (assumption: the HBM is not the limit).
+    const int l = pick_link(in.addr);
+    ports_[static_cast<size_t>(l)].reads.push_back(
+        ReadReq{first, static_cast<std::uint32_t>(count), in.group,
+                static_cast<std::uint16_t>(in.out_port), in.vc, in.flits});
+    try_link(l);
     return;
   }
   if (in.kind == PacketKind::kLdReduceResp) {
@@ -325,10 +345,12 @@ void Gpu::handle(const Item& item) {
       check_delivery(p, id_);
       ++delivered_;
       delivered_flits_ += p.flits;
-      rx->return_credits(p.vc, p.flits, item.time);
+      // A read request keeps its buffer space until it is answered.
+      if (p.kind != PacketKind::kReadReq) rx->return_credits(p.vc, p.flits, item.time);
       if (p.kind == PacketKind::kWrite && p.payload == kNoPayload)
         throw InvariantError("GPU received a write without data");
-      const Packet in = p;  // a copy: receive() may grow the packet pool
+      Packet in = p;  // a copy: receive() may grow the packet pool
+      in.out_port = static_cast<std::int32_t>(item.b);  // the link it came on
       pool_.release(item.a);
       if (started_)
         receive(in);

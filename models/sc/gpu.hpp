@@ -48,10 +48,23 @@ class Gpu : public TimedModule {
  private:
   enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18 };
   static constexpr int kMcStep = 0xFFFF;  // packet step of multicast data
+  // A read the switch asked of us (for an ld_reduce), not yet answered. The
+  // request keeps its place (and credit) in the receive buffer of link
+  // `rx_port` until its response is made, so the switch's reads are flow
+  // controlled by our response bandwidth.
+  struct ReadReq {
+    std::uint64_t first;
+    std::uint32_t count;
+    std::uint16_t group;
+    std::uint16_t rx_port;
+    std::uint8_t rx_vc;
+    std::uint16_t rx_flits;
+  };
   struct Port {
     Link* tx = nullptr;
     Link* rx = nullptr;
-    std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, responses)
+    std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, stores)
+    Ring<ReadReq> reads;                // read requests to answer on this link (VC 1)
     Ring<std::uint64_t> first_step;     // slices (first element) to send at the first step
     int vc_ptr = 0;
     Ps try_at = kNever;
@@ -66,6 +79,7 @@ class Gpu : public TimedModule {
   PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
   // The next first-step packet of link `port` (made now), or kNoPacket.
   PacketId make_first_step(Port& port);
+  PacketId make_read_response(Port& port);  // answers port.reads' oldest request
   void queue(PacketId id);  // on the link its address picks, on its VC
   bool has_work(const Port& port) const;
   void receive(const Packet& p);
