@@ -56,6 +56,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
   for (auto& in : inputs_) {
     in.queues.resize(queues_per_input);
     if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
+    in.engine_heads.resize(static_cast<size_t>(vcs_ * engine_ports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
   for (auto& out : outputs_) {
@@ -208,12 +209,19 @@ void Switch::enqueue_input(int port, PacketId id) {
   if (queueing_ == Queueing::kFifo) {
     in.queues[p.vc].push(pool_, id);
   } else {
-    voq(in, p.vc, p.out_port).push(pool_, id);
+    PacketQueue& q = voq(in, p.vc, p.out_port);
+    if (q.empty() && is_engine_port(p.out_port)) set_engine_head(in, p.vc, p.out_port, id);
+    q.push(pool_, id);
     in.nonempty[p.vc].set(p.out_port);
   }
   ++in.pending;
   ++pending_total_;
   active_.set(port);
+}
+
+void Switch::set_engine_head(Input& in, int vc, int out, PacketId head) {
+  const Packet& p = pool_.get(head);
+  in.engine_heads[static_cast<size_t>(vc * engine_ports_ + out - engine_port_)] = {p.kind, entry_key(p)};
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -557,17 +565,23 @@ void Switch::allocate(Ps e) {
     }
     PortSet& row = requests_.rows[static_cast<size_t>(i)];
     for (int v = 0; v < vcs_; ++v) {
-      auto consider = [&](int o, PacketId head) {
+      auto consider = [&](int o, auto head_of) {
         Output& out = outputs_[static_cast<size_t>(o)];
         if (!out_free_.test(o)) {
           wake = std::min(wake, out.busy_until);
         } else if (is_engine_port(o)) {
-          const Need n = engine_need(pool_.get(head));
+          Need n;
+          if (queueing_ == Queueing::kVoq) {
+            const auto& h = in.engine_heads[static_cast<size_t>(v * engine_ports_ + o - engine_port_)];
+            n = engine_need(h.first, h.second);
+          } else {
+            n = engine_need(pool_.get(head_of()));
+          }
           if (n == kNeedNone)
             row.set(o);
           else
             share_[n].wanted.push_back({i, o});  // shared out below
-        } else if (head_fits(out, v, head)) {
+        } else if (head_fits(out, v, head_of())) {
           row.set(o);
         } else if (!out.space_waiter) {
           // Blocked on output-buffer space: wake when the next tail leaves.
@@ -577,7 +591,7 @@ void Switch::allocate(Ps e) {
       };
       if (queueing_ == Queueing::kFifo) {
         const PacketQueue& q = in.queues[static_cast<size_t>(v)];
-        if (!q.empty()) consider(pool_.get(q.front()).out_port, q.front());
+        if (!q.empty()) consider(pool_.get(q.front()).out_port, [&] { return q.front(); });
         continue;
       }
       const PortSet& nonempty = in.nonempty[static_cast<size_t>(v)];
@@ -587,7 +601,7 @@ void Switch::allocate(Ps e) {
       row.or_and(scratch_, fits);
       if (scratch_.has_bits_outside(fits)) {
         scratch_.subtract(fits);
-        scratch_.for_each([&](int o) { consider(o, voq(in, v, o).front()); });
+        scratch_.for_each([&](int o) { consider(o, [&] { return voq(in, v, o).front(); }); });
       }
     }
   });
@@ -760,6 +774,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
   const PacketId id = q.pop(pool_);
   if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
+  if (queueing_ == Queueing::kVoq && !q.empty() && is_engine_port(o)) set_engine_head(in, vc, o, q.front());
   Packet& p = pool_.get(id);
   // The tail arrives at the input's own link rate (a degraded link is slower).
   const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : flit_ps_;

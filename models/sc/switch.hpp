@@ -133,10 +133,13 @@ class Switch : public TimedModule {
   // port: a table entry (the first contribution or ld_reduce of an address)
   // or a replication slot (a multicast write passing through).
   enum Need { kNeedTable = 0, kNeedSlot = 1, kNeedNone = 2 };
-  Need engine_need(const Packet& p) const {
-    if (p.kind == PacketKind::kMcStore) return kNeedSlot;
-    return table_.count(entry_key(p)) ? kNeedNone : kNeedTable;
+  Need engine_need(PacketKind kind, std::uint64_t key) const {
+    if (kind == PacketKind::kMcStore) return kNeedSlot;
+    // A read response always finds the entry of the ld_reduce that read it.
+    if (kind == PacketKind::kReadResp) return kNeedNone;
+    return table_.count(key) ? kNeedNone : kNeedTable;
   }
+  Need engine_need(const Packet& p) const { return engine_need(p.kind, entry_key(p)); }
   std::size_t engine_free(Need n) const {
     const std::size_t used = n == kNeedTable ? table_.size() : slots_held_;
     const std::size_t cap = n == kNeedTable ? table_capacity_ : slot_capacity_;
@@ -177,6 +180,10 @@ class Switch : public TimedModule {
     std::int64_t edge_bytes = 0;
     PacketId edge_parent = kNoPacket;     // multicast original whose data it sent then
     int out_ptr = 0;                      // engine input: where wide grants look first
+    // voq: [vc * engine ports + k] kind and table key of the head of the VOQ
+    // to engine port k, kept as heads change so allocation need not touch
+    // the packet (a cache miss per head per edge on a large fabric).
+    std::vector<std::pair<PacketKind, std::uint64_t>> engine_heads;
   };
   struct Sending {
     Ps tail_gone;  // the tail has left: the output-buffer space is free again
@@ -194,6 +201,7 @@ class Switch : public TimedModule {
     Ps try_at = kNever;
   };
 
+  void set_engine_head(Input& in, int vc, int out, PacketId head);
   void arrive(PacketId id, int port);
   // Queues a routed packet (out_port set) for allocation at input `port`.
   void enqueue_input(int port, PacketId id);
