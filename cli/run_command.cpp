@@ -23,7 +23,8 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
              k["op"].get<std::string>(), k["algorithm"].get<std::string>(), k["gpus"].get<int>(),
              c.topology.kind == TopologyKind::kSingle ? c.sw.ports : c.topology.endpoints,
              c.topology.kind == TopologyKind::kSingle ? 1 : c.topology.switches,
-             to_string(c.collective.dtype), to_string(c.collective.redop),
+             to_string(c.collective.dtype),
+             reduces(c.collective.op) ? to_string(c.collective.redop) : "(no reduction)",
              c.collective.payload_bytes);
   fmt::print("#\n# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "size", "count", "type",
              "redop", "time", "algbw", "busbw", "#wrong");

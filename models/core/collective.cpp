@@ -125,7 +125,11 @@ double CollectiveSweep::bus_factor() const {
       return 2.0 * (n - 1) / n;
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll:
       return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+      return 1.0;
   }
   return 1.0;
 }
@@ -142,12 +146,18 @@ const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, st
   const std::uint64_t call = current_;
   const int c = plan_.chunk_of(first);
   Golden g{std::vector<std::uint8_t>(bytes), uses};
+  const int root = static_cast<int>(cfg_.root);
   if (cfg_.op == CollectiveOp::kAllGather) {
     fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
+  } else if (cfg_.op == CollectiveOp::kBroadcast) {
+    fill_input(seed_, call, root, first, count, cfg_.dtype, g.data.data());
   } else {
-    // The ring adds chunk c in the order c+1, ..., c; the switch engine
-    // folds in member order 0, 1, ..., n-1.
-    const int start = cfg_.algorithm == CollectiveAlgo::kRing ? c + 1 : 0;
+    // The ring adds chunk c in the order c+1, ..., c and a reduce chain in
+    // the order root+1, ..., root; the switch engine and the direct
+    // algorithm fold in member order 0, 1, ..., n-1.
+    int start = 0;
+    if (cfg_.algorithm == CollectiveAlgo::kRing)
+      start = cfg_.op == CollectiveOp::kReduce ? root + 1 : c + 1;
     scratch_.resize(bytes);
     fill_input(seed_, call, start % n_, first, count, cfg_.dtype, g.data.data());
     for (int k = 1; k < n_; ++k) {
@@ -156,6 +166,19 @@ const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, st
     }
   }
   return golden_.emplace(first, std::move(g)).first->second.data;
+}
+
+void CollectiveSweep::check_copy(int src, std::uint64_t first, std::uint64_t count,
+                                 const std::uint8_t* data) {
+  if (!cfg_.check) return;
+  const std::size_t es = element_bytes(cfg_.dtype);
+  scratch_.resize(static_cast<std::size_t>(count) * es);
+  fill_input(seed_, current_, src, first, count, cfg_.dtype, scratch_.data());
+  std::uint64_t wrong = 0;
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (std::memcmp(&scratch_[i * es], data + i * es, es) != 0) ++wrong;
+  current().wrong += wrong;
+  current().checked += count;
 }
 
 void CollectiveSweep::check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data,

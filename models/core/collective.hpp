@@ -79,6 +79,9 @@ class CollectiveSweep {
   // `expected_uses`: how many GPUs will check this slice (the golden slice is
   // computed once and kept until then).
   void check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data, int expected_uses);
+  // Checks `count` elements that must equal GPU `src`'s input at `first`
+  // (all-to-all: a copy, nothing reduced).
+  void check_copy(int src, std::uint64_t first, std::uint64_t count, const std::uint8_t* data);
 
   // Whether the end of the sweep stops the SystemC kernel (a caller running
   // several fabrics at once turns it off and runs to a fixed time).

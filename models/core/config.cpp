@@ -34,10 +34,13 @@ const std::vector<std::pair<std::string, WorkloadKind>> kWorkloads = {
 const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"all_reduce", CollectiveOp::kAllReduce},
     {"reduce_scatter", CollectiveOp::kReduceScatter},
-    {"all_gather", CollectiveOp::kAllGather}};
+    {"all_gather", CollectiveOp::kAllGather},
+    {"all_to_all", CollectiveOp::kAllToAll},
+    {"broadcast", CollectiveOp::kBroadcast},
+    {"reduce", CollectiveOp::kReduce}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
     {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls},
-    {"push", CollectiveAlgo::kPush}};
+    {"push", CollectiveAlgo::kPush}, {"direct", CollectiveAlgo::kDirect}};
 const std::vector<std::pair<std::string, DType>> kDTypes = {
     {"fp32", DType::kFp32}, {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"int32", DType::kInt32}};
 const std::vector<std::pair<std::string, RedOp>> kRedOps = {
@@ -118,16 +121,21 @@ Schema<Config> config_schema() {
                "the collective every GPU calls");
   s.add_choice("collective.algorithm", &C::collective, &CollectiveConfig::algorithm,
                kCollectiveAlgos,
-               "how it moves data: ring (NCCL's ring, pipelined per packet); nvls (NVLink "
-               "SHARP: all_reduce by multimem.ld_reduce then multimem.st, all_gather by "
-               "multimem.st); push (all_reduce: every GPU writes its data to the switches' "
-               "reduction engines, which multicast the result)");
+               "how it moves data: ring (NCCL's ring or chain, pipelined per packet: "
+               "all_reduce, reduce_scatter, all_gather, broadcast, reduce); nvls (NVLink "
+               "SHARP: all_reduce by multimem.ld_reduce then multimem.st; all_gather and "
+               "broadcast by multimem.st); push (every GPU writes its data to the switches' "
+               "reduction engines, which multicast the result (all_reduce) or send it to "
+               "collective.root (reduce)); direct (one shot: every GPU writes to every "
+               "other: all_reduce, all_to_all)");
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
             std::int64_t{1} << 40, "largest message size of the sweep, per GPU (nccl-tests -e)");
   s.add_int("collective.step_factor", &C::collective, &CollectiveConfig::step_factor, "", 2, 1024,
             "each size is the previous one times this (nccl-tests -f)");
+  s.add_int("collective.root", &C::collective, &CollectiveConfig::root, "GPU", 0, 4095,
+            "the root of broadcast (its data goes to all) and reduce (the result goes to it)");
   s.add_choice("collective.dtype", &C::collective, &CollectiveConfig::dtype, kDTypes,
                "element type");
   s.add_choice("collective.redop", &C::collective, &CollectiveConfig::redop, kRedOps,
@@ -344,15 +352,31 @@ void validate(const Config& c) {
     if (k.min_bytes > k.max_bytes)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " is above collective.max_bytes=" +
            std::to_string(k.max_bytes));
-    if (k.algorithm == CollectiveAlgo::kNvls && k.op == CollectiveOp::kReduceScatter)
-      fail("collective.algorithm=nvls supports collective.op=all_reduce and all_gather, not " +
-           to_string(k.op));
+    // Which algorithm implements which collective.
+    const auto supports = [&](CollectiveAlgo a) -> std::string {
+      switch (a) {
+        case CollectiveAlgo::kRing:
+          return "all_reduce, reduce_scatter, all_gather, broadcast, reduce";
+        case CollectiveAlgo::kNvls:
+          return "all_reduce, all_gather, broadcast";
+        case CollectiveAlgo::kPush:
+          return "all_reduce, reduce";
+        case CollectiveAlgo::kDirect:
+          return "all_reduce, all_to_all";
+      }
+      return "";
+    };
+    const std::string ops = supports(k.algorithm);
+    if ((", " + ops + ",").find(", " + to_string(k.op) + ",") == std::string::npos)
+      fail("collective.algorithm=" + to_string(k.algorithm) + " supports collective.op=" + ops +
+           ", not " + to_string(k.op));
+    if (k.root >= n)
+      fail("collective.root=" + std::to_string(k.root) + " does not exist with " + nkey +
+           " GPUs (allowed 0 .. " + std::to_string(n - 1) + ")");
     if (k.algorithm == CollectiveAlgo::kNvls && k.op == CollectiveOp::kAllReduce && c.sw.vcs < 2)
       fail("collective.algorithm=nvls all_reduce reads through the switch: requests and "
            "responses need separate VCs, so switch.vcs must be at least 2 (got " +
            std::to_string(c.sw.vcs) + ")");
-    if (k.algorithm == CollectiveAlgo::kPush && k.op != CollectiveOp::kAllReduce)
-      fail("collective.algorithm=push supports collective.op=all_reduce, not " + to_string(k.op));
     if (uses_reduction_engine(c) && c.sw.queueing == Queueing::kOutput)
       fail("in-switch reduction (collective.algorithm=" + to_string(k.algorithm) + ") needs an input-queued switch (switch.queueing=fifo or "
            "voq): the ideal output-queued model has no crossbar to reach the reduction engine");

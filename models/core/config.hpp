@@ -30,8 +30,8 @@ enum class Process { kBernoulli, kBursty };
 enum class TopologyKind { kSingle, kScaleUp };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective };
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather };
-enum class CollectiveAlgo { kRing, kNvls, kPush };
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
+enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -109,6 +109,7 @@ struct CollectiveConfig {
   double gap_ns = 100;
   std::int64_t payload_bytes = 256;
   std::int64_t outstanding = 1024;
+  std::int64_t root = 0;
   bool check = true;
 };
 
@@ -187,5 +188,10 @@ std::uint64_t stripe_bytes(const Config& c);
 std::string to_string(CollectiveOp op);
 std::string to_string(CollectiveAlgo a);
 std::string to_string(Multicast m);
+// Whether the collective reduces (nccl-tests prints redop "none" otherwise).
+inline bool reduces(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kReduce;
+}
 
 }  // namespace fabricsim

@@ -33,63 +33,8 @@ void Gpu::connect(int port, Link* tx, Link* rx) {
 
 void Gpu::begin_call(Ps t) { schedule(t, kItemBegin); }
 
-// Our kernel starts (at the call's start, or later for a straggler): handle
-// the data that came early, then send the first step.
-void Gpu::start_work() {
-  started_ = true;
-  std::vector<Packet> early;
-  early.swap(stash_);
-  for (const Packet& p : early) receive(p);
-  const RingPlan& plan = sweep_.plan();
-  const CollectiveOp op = cfg_.collective.op;
-  if (push_) {
-    // Push all-reduce: our whole buffer goes to the switches' engines, which
-    // multicast each reduced slice back to every GPU.
-    for (int c = 0; c < n_; ++c)
-      for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-        ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
-  } else if (n_ > 1 || nvls_) {
-    // First step: reduce-scatter sends chunk g-1, all-gather its own chunk g
-    // (even a GPU that receives nothing: the others need its data); NVLS
-    // all-reduce reads (ld_reduce) and stores our own 1/n share.
-    const int c = op == CollectiveOp::kAllGather || pull_ ? id_ : (id_ + n_ - 1) % n_;
-    for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-      ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
-  }
-  for (int l = 0; l < links(); ++l) try_link(l);
-  if (expected_ == 0) output_done(0);
-}
-
 int Gpu::pick_link(std::uint64_t addr) const {
   return static_cast<int>((addr / stripe_bytes_) % ports_.size());
-}
-
-// Global step t: reduce-scatter steps 0 .. n-2, all-gather steps n-1 .. 2n-3.
-void Gpu::start_call() {
-  const RingPlan& plan = sweep_.plan();
-  const CollectiveOp op = cfg_.collective.op;
-  first_step_ = op == CollectiveOp::kAllGather ? n_ - 1 : 0;
-  last_step_ = op == CollectiveOp::kReduceScatter ? n_ - 2 : 2 * n_ - 3;
-  const std::uint64_t own_chunk = plan.chunk_elements(id_);
-  nvls_ = cfg_.collective.algorithm == CollectiveAlgo::kNvls;
-  push_ = cfg_.collective.algorithm == CollectiveAlgo::kPush;
-  pull_ = nvls_ && op == CollectiveOp::kAllReduce;
-  reads_in_flight_ = 0;
-  expected_ = op == CollectiveOp::kAllReduce       ? plan.elements
-              : op == CollectiveOp::kReduceScatter ? own_chunk
-                                                   : plan.elements - own_chunk;
-  if (n_ == 1) expected_ = 0;  // a lone GPU already holds its result
-  // NVLS all-gather: one multimem store of our chunk; the switch writes it to
-  // every member, ourselves included, so we receive all n chunks.
-  if (nvls_ || push_) expected_ = plan.elements;
-  received_ = 0;
-  active_ = true;
-  started_ = false;
-  const Ps delay = sweep_.start_delay(id_);
-  if (delay == 0)
-    start_work();
-  else
-    schedule(now() + delay, kItemStart);
 }
 
 PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
@@ -121,34 +66,6 @@ bool Gpu::has_work(const Port& port) const {
   for (const auto& q : port.ready)
     if (!q.empty()) return true;
   return false;
-}
-
-PacketId Gpu::make_first_step(Port& port) {
-  if (port.first_step.empty()) return kNoPacket;
-  if (pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))
-    return kNoPacket;  // a response will free a slot and try again
-  const RingPlan& plan = sweep_.plan();
-  const std::uint64_t first = port.first_step.front();
-  port.first_step.pop_front();
-  const int c = plan.chunk_of(first);
-  const std::uint64_t count = std::min(plan.slice_elements, plan.chunk_begin(c + 1) - first);
-  const PacketId id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
-  Packet& p = pool_.get(id);
-  if (pull_) {  // multimem.ld_reduce: a header-only read request
-    p.kind = PacketKind::kLdReduceReq;
-    p.flits = 1;
-    p.group = 0;
-    ++reads_in_flight_;
-    return id;
-  }
-  if (nvls_ || push_) {
-    p.kind = push_ ? PacketKind::kReduceContrib : PacketKind::kMcStore;
-    p.group = 0;
-  }
-  p.payload = payloads_.alloc();
-  fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-             payloads_.data(p.payload));
-  return id;
 }
 
 PacketId Gpu::make_read_response(Port& port) {
@@ -239,68 +156,6 @@ void Gpu::queue(PacketId id) {
   const int l = pick_link(p.addr);
   ports_[static_cast<size_t>(l)].ready[p.vc].push_back(id);
   try_link(l);
-}
-
-// Takes the packet's payload (forwarded, or released here). The packet pool
-// may grow below, so `in` is read before any allocation.
-void Gpu::receive(const Packet& in) {
-  const std::uint64_t first = in.addr / es_;
-  const std::uint64_t count = in.bytes / es_;
-  const int t = in.step;
-  const PayloadId payload = in.payload;
-  const CollectiveOp op = cfg_.collective.op;
-  if (in.kind == PacketKind::kReadReq) {
-    // The switch reads our data for a reduction: answer on the response VC,
-    // on the link the address picks (so it reaches the same chip's engine),
-    // when that link can send it (make_read_response). Memory read time is
-    // not modelled (assumption: the HBM is not the limit).
-    const int l = pick_link(in.addr);
-    ports_[static_cast<size_t>(l)].reads.push_back(
-        ReadReq{first, static_cast<std::uint32_t>(count), in.group,
-                static_cast<std::uint16_t>(in.out_port), in.vc, in.flits});
-    try_link(l);
-    return;
-  }
-  if (in.kind == PacketKind::kLdReduceResp) {
-    // The reduced slice: store it to every GPU (multimem.st), and read on.
-    --reads_in_flight_;
-    const PacketId id = make_packet(kMcStep, first, count);
-    Packet& st = pool_.get(id);
-    st.kind = PacketKind::kMcStore;
-    st.group = in.group;
-    st.payload = payload;
-    queue(id);
-    for (int l = 0; l < links(); ++l) try_link(l);
-    return;
-  }
-  std::uint8_t* data = payloads_.data(payload);
-  if (t == kMcStep) {  // a multicast copy: final data, nothing to forward
-    sweep_.check(first, count, data, n_);
-    output_done(count);
-    payloads_.release(payload);
-    return;
-  }
-  if (t <= n_ - 2) {
-    // Reduce-scatter: add our own input (left fold: what came, then us).
-    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-               own_.data());
-    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, data, own_.data(), count * es_);
-    if (t == n_ - 2) {  // chunk complete: it is our output slice
-      sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : 1);
-      output_done(count);
-    }
-  } else {
-    sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : n_ - 1);
-    output_done(count);
-  }
-  if (t < last_step_) {
-    // Forward the same data (the payload moves to the new packet).
-    const PacketId id = make_packet(t + 1, first, count);
-    pool_.get(id).payload = payload;
-    queue(id);
-  } else {
-    payloads_.release(payload);
-  }
 }
 
 void Gpu::output_done(std::uint64_t elements) {

@@ -11,8 +11,12 @@
 // wait for the whole chunk); a GPU's local add is instantaneous (the model's
 // assumption: GPU arithmetic is not the bottleneck). Step-0 slices are made
 // only when a link can take them, so memory follows what is in flight.
+// The other algorithms (NVLS, push, direct; broadcast and reduce chains)
+// are described in docs/models/collectives.md; gpu_collectives.cpp holds
+// what each sends and does on receipt, this file the transport.
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "models/core/collective.hpp"
@@ -69,6 +73,13 @@ class Gpu : public TimedModule {
     int vc_ptr = 0;
     Ps try_at = kNever;
     Ps not_before = 0;  // a throttled GPU's next send (straggler.issue_factor)
+    int dest_k = 0;     // direct all-reduce: peers the front slice has gone to
+  };
+  // Direct all-reduce: one output slice being folded in member order.
+  struct Fold {
+    int next = 0;                   // members folded so far
+    PayloadId acc = kNoPayload;     // the running result
+    std::vector<PayloadId> early;   // [member] arrived before its turn
   };
 
   void start_call();   // the call begins: counters, expected output
@@ -83,6 +94,9 @@ class Gpu : public TimedModule {
   void queue(PacketId id);  // on the link its address picks, on its VC
   bool has_work(const Port& port) const;
   void receive(const Packet& p);
+  void add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data);
+  void forward_or_release(const Packet& in, bool forward);
+  void direct_fold(const Packet& in);
   void output_done(std::uint64_t elements);
 
   int id_;
@@ -103,6 +117,10 @@ class Gpu : public TimedModule {
   std::uint64_t expected_ = 0;  // output elements this GPU must receive
   std::uint64_t received_ = 0;
   bool active_ = false;
+  CollectiveOp op_ = CollectiveOp::kAllReduce;
+  CollectiveAlgo algo_ = CollectiveAlgo::kRing;
+  int root_ = 0;
+  std::unordered_map<std::uint64_t, Fold> folds_;  // direct all-reduce, by first element
   bool nvls_ = false;
   bool push_ = false;
   bool pull_ = false;          // NVLS all-reduce: ld_reduce, then multimem.st

@@ -86,7 +86,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     rows.push_back({{"size_bytes", calls[i].bytes},
                     {"count", calls[i].bytes / element_bytes(k.dtype)},
                     {"type", to_string(k.dtype)},
-                    {"redop", to_string(k.redop)},
+                    {"redop", reduces(k.op) ? to_string(k.redop) : "none"},
                     {"iterations", done},
                     {"time_us", t / 1000.0},
                     {"time_us_p50", pct(50)},

@@ -141,6 +141,7 @@ void Switch::engine_fold(PacketId id) {
     throw InvariantError("reduction engine: member " + std::to_string(m) +
                          " contributed twice to one entry");
   e.early[static_cast<size_t>(m)] = c.payload;
+  if (!e.pull) e.requester = c.dst;  // push: where the result goes (-1: multicast to the group)
   if (window_.contains(t)) ++engine_stats_.contributions;
   if (!e.started) {
     e.started = true;
@@ -167,7 +168,11 @@ void Switch::engine_fold(PacketId id) {
   }
   const PacketId r = pool_.alloc();
   Packet& res = pool_.get(r);
-  res.kind = e.pull ? PacketKind::kLdReduceResp : PacketKind::kMcStore;
+  // The result: to the ld_reduce's requester (pull), to the root (push
+  // reduce: a plain write), or multicast to the group (push all-reduce).
+  const bool unicast = e.pull || e.requester >= 0;
+  res.kind = e.pull ? PacketKind::kLdReduceResp
+                    : unicast ? PacketKind::kWrite : PacketKind::kMcStore;
   res.t_gen = res.t_inject = res.t_head = t;
   res.src = c.src;
   res.dst = e.requester;
@@ -178,11 +183,10 @@ void Switch::engine_fold(PacketId id) {
   res.step = c.step;
   res.group = c.group;
   res.payload = e.acc;
-  const bool pull = e.pull;
   engine_track(t);
   table_.erase(it);
   ++results_made_;
-  if (pull)
+  if (unicast)
     inject_from_engine(r, engine_port_for(c.addr), t);
   else
     replicate(r, engine_port_for(c.addr), t);

@@ -22,6 +22,13 @@ nlohmann::json run(std::vector<std::string> sets) {
   return f.stats();
 }
 
+// The same on the DGX H100 wiring: 8 GPUs, 4 chips, links split 5/4/4/5.
+nlohmann::json run_dgx_h100(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), {"topology.kind=scaleup", "topology.endpoints=8",
+                             "topology.switches=4", "topology.links=5,4,4,5"});
+  return run(std::move(sets));
+}
+
 // Every row: all output elements checked, none wrong. Sizes include ones that
 // do not split evenly into chunks and slices.
 void expect_exact(const nlohmann::json& s, std::uint64_t outputs_per_byte_num,
@@ -74,8 +81,7 @@ TEST(Collective, RingAllReduceBf16Max) {
 }
 
 TEST(Collective, RingAllReduceInt32MinOnDgxH100) {
-  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-                      "topology.links=5,4,4,5", "collective.dtype=int32",
+  const auto s = run_dgx_h100({"collective.dtype=int32",
                       "collective.redop=min", "collective.min_bytes=4096",
                       "collective.max_bytes=1048576", "collective.step_factor=16"});
   expect_exact(s, 8, 1);
@@ -104,8 +110,7 @@ TEST(Collective, RingBusBandwidthApproachesTheLinkRate) {
   const double flits = packet_flits_for(c, 256);
   const double link_GBps = link_gbps(c.link) / 8;
   const double expect = links * link_GBps * 256.0 / (flits * static_cast<double>(c.link.flit_bytes));
-  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-                      "topology.links=5,4,4,5", "switch.ports=64", "collective.check=false",
+  const auto s = run_dgx_h100({"switch.ports=64", "collective.check=false",
                       "collective.min_bytes=33554432", "collective.max_bytes=33554432"});
   const double busbw = s["collectives"]["rows"][0]["busbw_GBps"].get<double>();
   EXPECT_GT(busbw, 0.90 * expect) << "expected about " << expect;
@@ -138,8 +143,7 @@ TEST(Collective, NvlsAllGatherOneCopyPerMember) {
 // The same on DGX H100's four chips: each chip replicates the stripes that
 // reach it, over its links to all 8 GPUs.
 TEST(Collective, NvlsAllGatherOnDgxH100) {
-  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-                      "topology.links=5,4,4,5", "collective.op=all_gather",
+  const auto s = run_dgx_h100({"collective.op=all_gather",
                       "collective.algorithm=nvls", "collective.min_bytes=4096",
                       "collective.max_bytes=1048576", "collective.step_factor=16"});
   expect_exact(s, 8, 1);
@@ -168,8 +172,7 @@ TEST(Collective, PushAllReduceExact) {
 }
 
 TEST(Collective, PushAllReduceExactOnDgxH100) {
-  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-                      "topology.links=5,4,4,5", "collective.algorithm=push",
+  const auto s = run_dgx_h100({"collective.algorithm=push",
                       "collective.min_bytes=4096", "collective.max_bytes=1048576",
                       "collective.step_factor=16"});
   expect_exact(s, 8, 1);
@@ -213,8 +216,7 @@ TEST(Collective, NvlsAllReduceExact) {
 // input) give exact results and one copy per member on DGX H100's 4 chips.
 // (One fabric per test process: SystemC elaborates once.)
 void nvls_all_reduce_exact_on_dgx_h100(const std::string& where) {
-  const auto s = run({"topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-                      "topology.links=5,4,4,5", "switch.vcs=2", "collective.algorithm=nvls",
+  const auto s = run_dgx_h100({"switch.vcs=2", "collective.algorithm=nvls",
                       "switch.multicast=" + where, "collective.min_bytes=4096",
                       "collective.max_bytes=1048576", "collective.step_factor=16"});
   expect_exact(s, 8, 1);
@@ -278,11 +280,82 @@ TEST(Collective, NvlsLinkBytesAreSTimesNPlusOneOverN) {
 namespace fabricsim {
 namespace {
 
+// One-shot (direct) all-reduce: every GPU writes its buffer to every peer
+// and folds the n inputs in member order. Bit-exact, odd sizes included.
+TEST(Collective, DirectAllReduceExact) {
+  const auto s = run({"switch.ports=5", "collective.algorithm=direct", "collective.dtype=fp16",
+                      "collective.min_bytes=2", "collective.max_bytes=300000",
+                      "collective.step_factor=7"});
+  expect_exact(s, 5, 1);
+  // Each GPU sends its buffer n-1 times: (n-1) x n x slices packets.
+  const auto& k = s["conservation"];
+  EXPECT_EQ(k["delivered"].get<std::uint64_t>(), k["injected"].get<std::uint64_t>());
+}
+
+TEST(Collective, DirectAllReduceExactOnDgxH100) {
+  const auto s = run_dgx_h100({"collective.algorithm=direct",
+                      "collective.redop=max", "collective.dtype=bf16", "collective.min_bytes=2048",
+                      "collective.max_bytes=1048576", "collective.step_factor=32"});
+  expect_exact(s, 8, 1);
+}
+
+// All-to-all: GPU g receives chunk g of every other GPU's buffer, a copy of
+// their input: (n-1)/n of the buffer checked per GPU.
+TEST(Collective, AllToAllExact) {
+  const auto s = run({"switch.ports=5", "collective.op=all_to_all", "collective.algorithm=direct",
+                      "collective.min_bytes=20", "collective.max_bytes=400000",
+                      "collective.step_factor=9"});
+  expect_exact(s, 4, 1);
+  EXPECT_DOUBLE_EQ(s["collectives"]["bus_factor"].get<double>(), 4.0 / 5.0);
+}
+
+// Broadcast from a root that is not GPU 0: a ring chain (the n-1 others
+// check the root's data) and an NVLS multicast (the root gets its copy too).
+TEST(Collective, RingBroadcastExact) {
+  const auto s = run({"switch.ports=5", "collective.op=broadcast", "collective.algorithm=ring",
+                      "collective.root=2", "collective.min_bytes=4", "collective.max_bytes=300000",
+                      "collective.step_factor=11"});
+  expect_exact(s, 4, 1);
+  EXPECT_DOUBLE_EQ(s["collectives"]["bus_factor"].get<double>(), 1.0);
+}
+
+TEST(Collective, NvlsBroadcastExactOnDgxH100) {
+  const auto s = run_dgx_h100({"collective.op=broadcast",
+                      "collective.algorithm=nvls", "collective.root=5", "collective.min_bytes=4096",
+                      "collective.max_bytes=1048576", "collective.step_factor=16"});
+  expect_exact(s, 8, 1);
+}
+
+// Reduce to a root: a ring chain root+1, ..., root adding as it goes, or the
+// switches' engines (push) sending the result to the root alone. Only the
+// root checks: count elements per row.
+TEST(Collective, RingReduceExact) {
+  const auto s = run({"switch.ports=5", "collective.op=reduce", "collective.algorithm=ring",
+                      "collective.root=3", "collective.dtype=int32", "collective.redop=min",
+                      "collective.min_bytes=4", "collective.max_bytes=300000",
+                      "collective.step_factor=11"});
+  expect_exact(s, 1, 1);
+}
+
+TEST(Collective, PushReduceExactOnDgxH100) {
+  const auto s = run_dgx_h100({"collective.op=reduce", "collective.algorithm=push",
+                      "collective.root=6", "collective.min_bytes=4096",
+                      "collective.max_bytes=1048576", "collective.step_factor=16"});
+  expect_exact(s, 1, 1);
+  // The results went to the root alone: no multicast of results.
+  const auto& k = s["conservation"];
+  EXPECT_GT(k["reduction_results"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(k["reduction_contributions"].get<std::uint64_t>(),
+            8 * k["reduction_results"].get<std::uint64_t>());
+  EXPECT_EQ(k["multicast_copies"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(k["delivered"].get<std::uint64_t>(), k["reduction_results"].get<std::uint64_t>());
+}
+
 // A one-shot collective waits for its last contributor: a straggler that
 // starts D late delays completion by D, within one packet time (the others'
 // contributions no longer queue at the engine ahead of it).
-TEST(Straggler, OneShotCompletionMovesByTheInjectedDelay) {
-  const std::vector<std::string> base = {"switch.ports=4", "collective.algorithm=push",
+void one_shot_moves_by_the_delay(const std::string& algorithm) {
+  const std::vector<std::string> base = {"switch.ports=4", "collective.algorithm=" + algorithm,
                                          "collective.min_bytes=256", "collective.max_bytes=256"};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
@@ -304,6 +377,12 @@ TEST(Straggler, OneShotCompletionMovesByTheInjectedDelay) {
   const double t1 = f1.sweep()->calls()[0].end - f1.sweep()->calls()[0].start;
   const double packet_ps = packet_flits_for(c0, 256) * static_cast<double>(flit_time_ps(c0.link));
   EXPECT_NEAR(t1 - t0, 5000000.0, packet_ps) << "t0 " << t0 << " ps, t1 " << t1 << " ps";
+}
+TEST(Straggler, OneShotPushCompletionMovesByTheInjectedDelay) {
+  one_shot_moves_by_the_delay("push");
+}
+TEST(Straggler, OneShotDirectCompletionMovesByTheInjectedDelay) {
+  one_shot_moves_by_the_delay("direct");
 }
 
 // A GPU whose links lost half their lanes paces the whole ring: bus
