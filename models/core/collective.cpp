@@ -16,6 +16,17 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
+
+// The value of one little-endian floating-point element.
+double element_value(DType t, const std::uint8_t* p) {
+  if (t == DType::kFp32) {
+    const std::uint32_t b = static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+                            static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+    return fp32_to_double(b);
+  }
+  const auto h = static_cast<std::uint16_t>(p[0] | p[1] << 8);
+  return t == DType::kFp16 ? fp16_to_double(h) : bf16_to_double(h);
+}
 }  // namespace
 
 std::uint32_t input_value(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t element,
@@ -72,6 +83,8 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus)
       straggler_(cfg.straggler),
       n_(gpus),
       seed_(static_cast<std::uint64_t>(cfg.sim.seed)) {
+  tolerant_ = cfg.reduction.order == FoldOrder::kArrival && uses_reduction_engine(cfg) &&
+              reduces(cfg_.op) && cfg_.redop == RedOp::kSum && cfg_.dtype != DType::kInt32;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   for (std::uint64_t b = static_cast<std::uint64_t>(cfg_.min_bytes);
        b <= static_cast<std::uint64_t>(cfg_.max_bytes);
@@ -118,6 +131,16 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
   return true;
 }
 
+bool CollectiveSweep::within_tolerance(const Golden& g, std::uint64_t i,
+                                       const std::uint8_t* got) const {
+  const std::size_t es = element_bytes(cfg_.dtype);
+  const double want = element_value(cfg_.dtype, g.data.data() + i * es);
+  const double have = element_value(cfg_.dtype, got);
+  if (!std::isfinite(want) || !std::isfinite(have)) return false;  // those compare exactly
+  const double u = cfg_.dtype == DType::kFp32 ? 0x1p-24 : cfg_.dtype == DType::kFp16 ? 0x1p-11 : 0x1p-8;
+  return std::fabs(have - want) <= 2.0 * (n_ - 1) * u * g.abs_sum[i];
+}
+
 double CollectiveSweep::bus_factor() const {
   const double n = n_;
   switch (cfg_.op) {
@@ -145,7 +168,7 @@ const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, st
   const std::size_t bytes = static_cast<std::size_t>(count) * es;
   const std::uint64_t call = current_;
   const int c = plan_.chunk_of(first);
-  Golden g{std::vector<std::uint8_t>(bytes), uses};
+  Golden g{std::vector<std::uint8_t>(bytes), uses, {}};
   const int root = static_cast<int>(cfg_.root);
   if (cfg_.op == CollectiveOp::kAllGather) {
     fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
@@ -163,6 +186,14 @@ const std::vector<std::uint8_t>& CollectiveSweep::golden(std::uint64_t first, st
     for (int k = 1; k < n_; ++k) {
       fill_input(seed_, call, (start + k) % n_, first, count, cfg_.dtype, scratch_.data());
       alu_accumulate(cfg_.redop, cfg_.dtype, g.data.data(), scratch_.data(), bytes);
+    }
+    if (tolerant_) {
+      g.abs_sum.assign(static_cast<std::size_t>(count), 0.0);
+      for (int k = 0; k < n_; ++k) {
+        fill_input(seed_, call, k, first, count, cfg_.dtype, scratch_.data());
+        for (std::uint64_t i = 0; i < count; ++i)
+          g.abs_sum[i] += std::fabs(element_value(cfg_.dtype, scratch_.data() + i * es));
+      }
     }
   }
   return golden_.emplace(first, std::move(g)).first->second.data;
@@ -186,12 +217,18 @@ void CollectiveSweep::check(std::uint64_t first, std::uint64_t count, const std:
   if (!cfg_.check) return;
   const std::vector<std::uint8_t>& g = golden(first, count, expected_uses);
   const std::size_t es = element_bytes(cfg_.dtype);
-  std::uint64_t wrong = 0;
-  for (std::uint64_t i = 0; i < count; ++i)
-    if (std::memcmp(&g[i * es], data + i * es, es) != 0) ++wrong;
-  current().wrong += wrong;
-  current().checked += count;
+  std::uint64_t wrong = 0, rounded = 0;
   auto it = golden_.find(first);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (std::memcmp(&g[i * es], data + i * es, es) == 0) continue;
+    if (tolerant_ && within_tolerance(it->second, i, data + i * es))
+      ++rounded;
+    else
+      ++wrong;
+  }
+  current().wrong += wrong;
+  current().rounded += rounded;
+  current().checked += count;
   if (--it->second.uses_left == 0) golden_.erase(it);
 }
 

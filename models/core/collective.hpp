@@ -47,6 +47,7 @@ struct CollectiveCall {
   Ps end = 0;
   std::uint64_t wrong = 0;     // output elements that differ from the golden result
   std::uint64_t checked = 0;   // output elements compared
+  std::uint64_t rounded = 0;   // of those, not bit-equal but within the rounding tolerance
   bool finished = false;
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
 };
@@ -90,6 +91,8 @@ class CollectiveSweep {
 
   // nccl-tests' bus bandwidth factor for this collective on n GPUs.
   double bus_factor() const;
+  // Whether outputs are checked within a rounding tolerance, not bit for bit.
+  bool tolerant() const { return tolerant_; }
 
  private:
   const std::vector<std::uint8_t>& golden(std::uint64_t first, std::uint64_t count, int uses);
@@ -106,7 +109,13 @@ class CollectiveSweep {
   struct Golden {
     std::vector<std::uint8_t> data;
     int uses_left;
+    std::vector<double> abs_sum;  // tolerant checks: sum of |input| per element
   };
+  // reduction.order=arrival with a floating-point sum in the switches: the
+  // result may differ from the member-order golden by the rounding of any
+  // order, |got - golden| <= 2 (n-1) u sum|x_i| (u the unit roundoff).
+  bool tolerant_ = false;
+  bool within_tolerance(const Golden& g, std::uint64_t i, const std::uint8_t* got) const;
   std::unordered_map<std::uint64_t, Golden> golden_;  // by first element
   std::vector<std::uint8_t> scratch_;
 };

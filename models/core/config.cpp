@@ -15,6 +15,8 @@ const std::vector<std::pair<std::string, Queueing>> kQueueing = {
     {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
 const std::vector<std::pair<std::string, Multicast>> kMulticast = {
     {"engine", Multicast::kEngine}, {"crossbar", Multicast::kCrossbar}};
+const std::vector<std::pair<std::string, FoldOrder>> kFoldOrders = {
+    {"member", FoldOrder::kMember}, {"arrival", FoldOrder::kArrival}};
 const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
     {"islip", AllocatorKind::kISlip},
     {"pim", AllocatorKind::kPim},
@@ -183,6 +185,11 @@ Schema<Config> config_schema() {
             "width of each engine crossbar port: bytes it takes in (contributions, writes, "
             "read requests) or sends out (copies, results) per switch cycle; sending, it may "
             "start packets to several outputs in one cycle while their data fits");
+  s.add_choice("reduction.order", &C::reduction, &ReductionConfig::order, kFoldOrders,
+               "the order the engine folds an address's contributions in: member (the "
+               "group's member order 0..n-1, early ones wait: bit-exact and reproducible) or "
+               "arrival (as they come: floating-point sums then vary with timing, and the "
+               "check allows the rounding error of any order)");
   s.add_int("reduction.pipeline_cycles", &C::reduction, &ReductionConfig::pipeline_cycles,
             "cycles", 0, 100000, "ALU pipeline depth: cycles from accepting data to its result");
   // topology

@@ -15,6 +15,7 @@ namespace fabricsim {
 
 enum class Queueing { kFifo, kVoq, kOutput };
 enum class Multicast { kEngine, kCrossbar };
+enum class FoldOrder { kMember, kArrival };
 enum class Pattern {
   kUniform,
   kPermutation,
@@ -121,6 +122,7 @@ struct ReductionConfig {
   std::int64_t alu_bytes_per_cycle = 256;
   std::int64_t port_bytes_per_cycle = 1024;
   std::int64_t pipeline_cycles = 8;
+  FoldOrder order = FoldOrder::kMember;
 };
 
 // Stragglers: one GPU late, slow or badly connected; jitter on every GPU.

@@ -57,7 +57,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     // One row per size: the mean over its iterations, like nccl-tests.
     std::size_t j = i;
     double time_ns = 0;
-    std::uint64_t wrong = 0, checked = 0;
+    std::uint64_t wrong = 0, checked = 0, rounded = 0;
     int done = 0;
     std::vector<double> times;  // per iteration, for the tail
     std::vector<double> wait(static_cast<size_t>(sweep.gpus()), 0.0);
@@ -70,6 +70,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
         wait[g] += ps_to_ns(calls[j].end - calls[j].gpu_done[g]);
       wrong += calls[j].wrong;
       checked += calls[j].checked;
+      rounded += calls[j].rounded;
       ++done;
     }
     std::sort(times.begin(), times.end());
@@ -96,6 +97,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
                     {"algbw_GBps", algbw},
                     {"busbw_GBps", algbw * sweep.bus_factor()},
                     {"wrong", wrong},
+                    {"within_rounding", rounded},
                     {"checked_elements", checked}});
     i = j;
   }
@@ -104,6 +106,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
           {"gpus", sweep.gpus()},
           {"bus_factor", sweep.bus_factor()},
           {"check", k.check},
+          {"check_within_rounding", sweep.tolerant()},
           {"rows", rows}};
 }
 

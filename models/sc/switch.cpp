@@ -49,6 +49,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       port_bytes_per_cycle_(cfg.reduction.port_bytes_per_cycle),
       alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
       mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
+      arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
       slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
   for (Share& sh : share_) sh.given.assign(static_cast<size_t>(xports_), -1);
   const size_t queues_per_input =
@@ -136,18 +137,36 @@ void Switch::engine_fold(PacketId id) {
     throw InvariantError("reduction engine: endpoint " + std::to_string(c.src) +
                          " is not a member of group " + std::to_string(c.group));
   const int n = static_cast<int>(groups_[c.group].size());
-  if (e.early.empty()) e.early.assign(static_cast<size_t>(n), kNoPayload);
-  if (e.early[static_cast<size_t>(m)] != kNoPayload || m < e.next_member)
-    throw InvariantError("reduction engine: member " + std::to_string(m) +
-                         " contributed twice to one entry");
-  e.early[static_cast<size_t>(m)] = c.payload;
   if (!e.pull) e.requester = c.dst;  // push: where the result goes (-1: multicast to the group)
   if (window_.contains(t)) ++engine_stats_.contributions;
   if (!e.started) {
     e.started = true;
     e.first = t;
   }
-  while (e.next_member < n && e.early[static_cast<size_t>(e.next_member)] != kNoPayload) {
+  if (arrival_order_) {
+    // Fold each contribution as it comes: no waiting, but a floating-point
+    // sum then depends on the arrival order (the check allows for it).
+    if (e.seen.empty()) e.seen.assign(static_cast<size_t>(n), false);
+    if (e.seen[static_cast<size_t>(m)])
+      throw InvariantError("reduction engine: member " + std::to_string(m) +
+                           " contributed twice to one entry");
+    e.seen[static_cast<size_t>(m)] = true;
+    if (e.acc == kNoPayload) {
+      e.acc = c.payload;
+    } else {
+      alu_accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(c.payload), c.bytes);
+      payloads_->release(c.payload);
+    }
+    ++e.next_member;
+  } else {
+    if (e.early.empty()) e.early.assign(static_cast<size_t>(n), kNoPayload);
+    if (e.early[static_cast<size_t>(m)] != kNoPayload || m < e.next_member)
+      throw InvariantError("reduction engine: member " + std::to_string(m) +
+                           " contributed twice to one entry");
+    e.early[static_cast<size_t>(m)] = c.payload;
+  }
+  while (!arrival_order_ && e.next_member < n &&
+         e.early[static_cast<size_t>(e.next_member)] != kNoPayload) {
     const PayloadId in = e.early[static_cast<size_t>(e.next_member)];
     e.early[static_cast<size_t>(e.next_member)] = kNoPayload;
     if (e.acc == kNoPayload) {

@@ -118,6 +118,7 @@ class Switch : public TimedModule {
     int next_member = 0;              // fold position (members folded so far)
     PayloadId acc = kNoPayload;       // the running result
     std::vector<PayloadId> early;     // contributions that came before their turn
+    std::vector<bool> seen;           // reduction.order=arrival: members folded
     Ps first = 0;                     // first contribution folded in
     bool started = false;
     std::uint16_t group = 0;
@@ -304,6 +305,7 @@ class Switch : public TimedModule {
   bool engine_waiter_ = false;  // an allocation is blocked on a full table
   std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
+  const bool arrival_order_;           // reduction.order=arrival
   std::size_t slot_capacity_;          // reduction.replication_slots
   std::size_t slots_held_ = 0;         // multicast writes the engine holds
   struct Share {                       // per pool (kNeedTable, kNeedSlot)
