@@ -267,6 +267,14 @@ Schema<Config> config_schema() {
             4095, "hotspot pattern: the hot destination endpoint");
   s.add_real("traffic.hotspot_fraction", &C::traffic, &TrafficConfig::hotspot_fraction, "", 0, 1,
              "hotspot pattern: share of packets sent to the hot destination; the rest is uniform");
+  s.add_real("traffic.read_fraction", &C::traffic, &TrafficConfig::read_fraction, "", 0, 1,
+             "share of operations that are reads: a one-flit request (request VCs) answered by "
+             "the destination with traffic.packet_flits of data (the last VC); the rest are "
+             "posted writes. Needs switch.vcs >= 2");
+  s.add_int("traffic.outstanding_reads", &C::traffic, &TrafficConfig::outstanding_reads,
+            "reads", 1, 1 << 20,
+            "reads an endpoint may have in flight; a read at the head of a source queue waits "
+            "for a slot (and holds what is queued behind it)");
   s.add_bool("traffic.allow_self", &C::traffic, &TrafficConfig::allow_self,
              "uniform/hotspot/permutation may pick the sender itself (true: the classic "
              "switching-theory model)");
@@ -400,6 +408,10 @@ void validate(const Config& c) {
            std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +
            " elements (" + std::to_string(es) + " B)");
   }
+  if (c.workload.kind == WorkloadKind::kSynthetic && c.traffic.read_fraction > 0 && c.sw.vcs < 2)
+    fail("traffic.read_fraction=" + format_real(c.traffic.read_fraction) +
+         " sends reads: requests and responses need separate VCs, so switch.vcs must be at "
+         "least 2 (got " + std::to_string(c.sw.vcs) + ")");
   if (c.straggler.gpu >= n)
     fail("straggler.gpu=" + std::to_string(c.straggler.gpu) + " does not exist with " + nkey +
          " endpoints (allowed -1 .. " + std::to_string(n - 1) + ")");

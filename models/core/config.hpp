@@ -71,6 +71,8 @@ struct TrafficConfig {
   std::int64_t hotspot_endpoint = 0;
   double hotspot_fraction = 0.2;
   bool allow_self = true;
+  double read_fraction = 0;
+  std::int64_t outstanding_reads = 256;
 };
 
 struct EndpointConfig {

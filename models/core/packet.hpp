@@ -18,7 +18,9 @@ constexpr PayloadId kNoPayload = 0xFFFFFFFFu;
 
 // What a packet is, for the endpoint that receives it.
 enum class PacketKind : std::uint8_t {
-  kSynthetic,  // open-loop test traffic: counted and dropped at the sink
+  kSynthetic,  // open-loop test traffic (a posted write): counted and dropped at the sink
+  kMemRead,     // synthetic read request: header only, answered by kMemReadData
+  kMemReadData, // the data a synthetic read returns to its requester
   kWrite,      // posted write of `bytes` data bytes at `addr` (collectives)
   kMcStore,    // multimem.st: a write the switch replicates to every member of `group`
   kReduceContrib,  // push-style reduction: this GPU's data for `addr` of `group`

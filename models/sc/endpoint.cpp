@@ -13,6 +13,10 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
       id_(id),
       flits_(static_cast<int>(cfg.traffic.packet_flits)),
       vcs_(static_cast<int>(cfg.sw.vcs)),
+      read_fraction_(cfg.traffic.read_fraction),
+      request_vcs_(cfg.traffic.read_fraction > 0 ? static_cast<int>(cfg.sw.vcs) - 1
+                                                 : static_cast<int>(cfg.sw.vcs)),
+      outstanding_reads_(static_cast<std::uint64_t>(cfg.traffic.outstanding_reads)),
       process_(cfg.traffic.process),
       load_(cfg.traffic.load),
       burst_packets_(cfg.traffic.burst_packets),
@@ -98,7 +102,10 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
   while (slot_time(next_slot_) <= t) {
     const Ps t_gen = slot_time(next_slot_);
     const int dst = pattern_.destination(id_, rng_);
-    const int vc = vcs_ > 1 ? static_cast<int>(rng_.below(static_cast<std::uint64_t>(vcs_))) : 0;
+    const int vc = request_vcs_ > 1
+                       ? static_cast<int>(rng_.below(static_cast<std::uint64_t>(request_vcs_)))
+                       : 0;
+    const bool read = read_fraction_ > 0 && rng_.bernoulli(read_fraction_);
     // Addresses only steer striping: a single-switch endpoint with one link
     // (every route unique) skips the per-destination stream.
     std::uint64_t addr = 0;
@@ -109,7 +116,7 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
     }
     const int l = pick_link(addr);
     Port& port = ports_[static_cast<size_t>(l)];
-    port.source[static_cast<size_t>(vc)].push_back(Queued{t_gen, addr, dst});
+    port.source[static_cast<size_t>(vc)].push_back(Queued{t_gen, addr, dst, read});
     if (port.queued++ == 0) {
       --idle_empty_links_;
       if (wake != Wake::kNone && l != trying) {
@@ -120,7 +127,8 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
       }
     }
     ++generated_;
-    if (window_.contains(t_gen)) offered_flits_window_ += static_cast<std::uint64_t>(flits_);
+    // A read puts its request and its data on the network.
+    if (window_.contains(t_gen)) offered_flits_window_ += static_cast<std::uint64_t>(flits_ + (read ? 1 : 0));
     draw_next();
     if (exhausted_) return;
   }
@@ -154,16 +162,29 @@ void Endpoint::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
   if (port.tx->free_at() > t) {
-    if (port.queued > 0) schedule_try(l, port.tx->free_at());
+    if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
     return;
   }
   generate_until(t, l, Wake::kAll);
   bool waiting = false;
   for (int k = 0; k < vcs_; ++k) {
     const int vc = (port.vc_ptr + k) % vcs_;
+    if (vc == request_vcs_) {  // the response VC (reads only)
+      if (port.answers.empty()) continue;
+      if (!port.tx->has_credits(vc, flits_, t)) {
+        waiting = true;
+        continue;
+      }
+      answer(port, t);
+      port.vc_ptr = (vc + 1) % vcs_;
+      if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
+      ensure_generation_wake();
+      return;
+    }
     auto& q = port.source[static_cast<size_t>(vc)];
-    if (q.empty()) continue;
-    if (!port.tx->has_credits(vc, flits_, t)) {
+    if (q.empty() || !can_send_head(q.front())) continue;  // a read waits for a slot
+    const int flits = q.front().read ? 1 : flits_;
+    if (!port.tx->has_credits(vc, flits, t)) {
       waiting = true;
       continue;
     }
@@ -177,14 +198,18 @@ void Endpoint::try_link(int l) {
     p.addr = head.addr;
     p.src = id_;
     p.dst = head.dst;
-    p.flits = static_cast<std::uint16_t>(flits_);
+    p.flits = static_cast<std::uint16_t>(flits);
     p.vc = static_cast<std::uint8_t>(vc);
+    if (head.read) {
+      p.kind = PacketKind::kMemRead;
+      ++reads_in_flight_;
+    }
     port.tx->set_stalled(t, false);
     port.tx->send(id, p, t);
     ++injected_;
     port.vc_ptr = (vc + 1) % vcs_;
     // Backlogged: look again when the link frees; else generation wakes us.
-    if (port.queued > 0) schedule_try(l, port.tx->free_at());
+    if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
     ensure_generation_wake();
     return;
   }
@@ -193,6 +218,26 @@ void Endpoint::try_link(int l) {
   port.tx->set_stalled(t, waiting);
   if (waiting) port.tx->wait_for_credits();
   ensure_generation_wake();
+}
+
+void Endpoint::answer(Port& port, Ps t) {
+  const Answer a = port.answers.front();
+  port.answers.pop_front();
+  ports_[a.rx_port].rx->return_credits(a.rx_vc, 1, t);  // the request leaves our buffer
+  const PacketId id = pool_.alloc();
+  Packet& p = pool_.get(id);
+  p.kind = PacketKind::kMemReadData;
+  p.t_gen = a.t_gen;
+  p.t_inject = t;
+  p.addr = a.addr;
+  p.src = id_;
+  p.dst = a.requester;
+  p.flits = static_cast<std::uint16_t>(flits_);
+  p.vc = static_cast<std::uint8_t>(request_vcs_);
+  port.tx->set_stalled(t, false);
+  port.tx->send(id, p, t);
+  ++generated_;
+  ++injected_;
 }
 
 void Endpoint::handle(const Item& item) {
@@ -227,15 +272,35 @@ void Endpoint::handle(const Item& item) {
       check_delivery(p, id_);
       const Ps t = item.time;  // tail arrival
       if (window_.contains(t)) {
-        sink_.latency_ps.record(t - p.t_gen);
+        // A read request is not an operation's end: its data coming back is.
+        if (p.kind != PacketKind::kMemRead) sink_.latency_ps.record(t - p.t_gen);
+        if (p.kind == PacketKind::kMemReadData) sink_.read_latency_ps.record(t - p.t_gen);
         sink_.network_latency_ps.record(t - p.t_inject);
         accepted_flits_window_ += p.flits;
         ++accepted_packets_window_;
+        if (p.kind != PacketKind::kMemRead) ++accepted_data_packets_window_;
       }
       ++delivered_;
       delivered_flits_ += p.flits;
+      if (p.kind == PacketKind::kMemRead) {
+        // Answer on the link the address picks, when it can send; the
+        // request keeps its buffer space until then.
+        const int l = pick_link(p.addr);
+        ports_[static_cast<size_t>(l)].answers.push_back(
+            Answer{p.t_gen, p.addr, p.src, static_cast<std::uint16_t>(item.b), p.vc});
+        pool_.release(id);
+        try_link(l);
+        break;
+      }
+      if (p.kind == PacketKind::kMemReadData) {
+        --reads_in_flight_;
+        ++reads_completed_;
+      }
       rx->return_credits(p.vc, p.flits, t);
+      const bool freed_slot = p.kind == PacketKind::kMemReadData;
       pool_.release(id);
+      if (freed_slot)  // a read waiting for a slot may go now
+        for (std::size_t l = 0; l < ports_.size(); ++l) try_link(static_cast<int>(l));
       break;
     }
     default:
@@ -246,7 +311,10 @@ void Endpoint::handle(const Item& item) {
 void Endpoint::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];
-    if (p.queued > 0 && (p.try_at == kNever || p.try_at < end) &&
+    // (A read waiting for a slot is woken by a response: reads are in flight.)
+    const bool answers_wait = !p.answers.empty();
+    const bool sends_wait = p.queued > 0 && reads_in_flight_ == 0;
+    if ((answers_wait || sends_wait) && (p.try_at == kNever || p.try_at < end) &&
         !p.tx->sender_will_be_woken(end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) + ": " +
                            std::to_string(p.queued) +

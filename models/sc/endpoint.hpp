@@ -16,6 +16,15 @@
 //
 // Sink timing: a packet is delivered when its tail arrives; the receive
 // buffer drains at once, so its credits leave at that moment.
+//
+// Operations (traffic.read_fraction): a posted write is one packet of L
+// flits. A read is a one-flit request (request VCs: all but the last) that
+// the destination answers with L flits of data on the last VC, on the link
+// the address picks, when that link can send it; the request keeps its
+// receive-buffer space (credits) until then, so responses back-pressure
+// requests instead of piling up. At most traffic.outstanding_reads reads
+// are in flight per endpoint. A read's latency runs from its generation to
+// the tail of its data back at the requester.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,8 +42,9 @@ namespace fabricsim {
 
 // Latency samples of every sink in a fabric (packets whose tail arrived in the window).
 struct SinkStats {
-  Histogram latency_ps;          // generation -> tail arrival
+  Histogram latency_ps;          // generation -> tail arrival (writes), -> data back (reads)
   Histogram network_latency_ps;  // injection (head leaves the source) -> tail arrival
+  Histogram read_latency_ps;     // reads only: generation -> data back
 };
 
 class Endpoint : public TimedModule {
@@ -58,9 +68,12 @@ class Endpoint : public TimedModule {
   std::uint64_t delivered() const { return delivered_; }
   std::uint64_t delivered_flits() const { return delivered_flits_; }  // whole run
   std::uint64_t source_queued() const;
+  std::uint64_t reads_completed() const { return reads_completed_; }
   std::uint64_t offered_flits_in_window() const { return offered_flits_window_; }
   std::uint64_t accepted_flits_in_window() const { return accepted_flits_window_; }
   std::uint64_t accepted_packets_in_window() const { return accepted_packets_window_; }
+  // Packets that carried data (writes, read data; not read requests).
+  std::uint64_t accepted_data_packets_in_window() const { return accepted_data_packets_window_; }
 
  protected:
   void handle(const Item& item) override;
@@ -72,11 +85,22 @@ class Endpoint : public TimedModule {
     Ps t_gen;
     std::uint64_t addr;
     std::int32_t dst;
+    bool read;
+  };
+  // A read we must answer: the request's place in our receive buffer (link
+  // rx_port, its VC) is held until the data leaves.
+  struct Answer {
+    Ps t_gen;  // the read's generation time (travels back with the data)
+    std::uint64_t addr;
+    std::int32_t requester;
+    std::uint16_t rx_port;
+    std::uint8_t rx_vc;
   };
   struct Port {
     Link* tx = nullptr;
     Link* rx = nullptr;
     std::vector<Ring<Queued>> source;  // per VC
+    Ring<Answer> answers;              // reads to answer on this link (last VC)
     std::uint64_t queued = 0;
     int vc_ptr = 0;
     Ps try_at = kNever;
@@ -98,9 +122,19 @@ class Endpoint : public TimedModule {
   void draw_next();     // advances next_slot_ to the next packet start
   void advance_slot();  // the arrival process itself
 
+  bool can_send_head(const Queued& q) const {
+    return !q.read || reads_in_flight_ < outstanding_reads_;
+  }
+  void answer(Port& port, Ps t);  // sends the oldest of port.answers
+
   int id_;
   int flits_;
   int vcs_;
+  double read_fraction_;
+  int request_vcs_;               // VCs writes and read requests use (all but the last with reads)
+  std::uint64_t outstanding_reads_;
+  std::uint64_t reads_in_flight_ = 0;
+  std::uint64_t reads_completed_ = 0;
   Process process_;
   double load_;
   double burst_packets_;
@@ -131,6 +165,7 @@ class Endpoint : public TimedModule {
   std::uint64_t offered_flits_window_ = 0;
   std::uint64_t accepted_flits_window_ = 0;
   std::uint64_t accepted_packets_window_ = 0;
+  std::uint64_t accepted_data_packets_window_ = 0;
 };
 
 }  // namespace fabricsim

@@ -131,12 +131,14 @@ nlohmann::json Fabric::stats() const {
               {"cycle_ns", ps_to_ns(switch_cycle_ps(cfg_.sw))},
               {"window_flit_cycles", cycles}};
 
-  std::uint64_t offered = 0, accepted = 0, packets = 0;
+  std::uint64_t offered = 0, accepted = 0, packets = 0, data_packets = 0, reads = 0;
   double min_acc = endpoints_.empty() ? 0 : 1e300, max_acc = 0;
   for (auto& e : endpoints_) {
     offered += e->offered_flits_in_window();
     accepted += e->accepted_flits_in_window();
     packets += e->accepted_packets_in_window();
+    data_packets += e->accepted_data_packets_in_window();
+    reads += e->reads_completed();
     const double a =
         cycles > 0 ? static_cast<double>(e->accepted_flits_in_window()) / (cycles * e->links()) : 0;
     min_acc = std::min(min_acc, a);
@@ -144,7 +146,7 @@ nlohmann::json Fabric::stats() const {
   }
   const double denom = cycles * endpoint_links;
   const double payload_bytes =
-      static_cast<double>(packets) * (L - 1.0) * static_cast<double>(cfg_.link.flit_bytes);
+      static_cast<double>(data_packets) * (L - 1.0) * static_cast<double>(cfg_.link.flit_bytes);
   j["throughput"] = {
       {"offered", denom > 0 ? static_cast<double>(offered) / denom : 0.0},
       {"accepted", denom > 0 ? static_cast<double>(accepted) / denom : 0.0},
@@ -163,6 +165,8 @@ nlohmann::json Fabric::stats() const {
   if (collective()) j["collectives"] = collective_json(*sweep_);
   j["latency_ns"] = latency_json(sink_.latency_ps);
   j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
+  if (cfg_.traffic.read_fraction > 0 && !collective())
+    j["reads"] = {{"completed", reads}, {"latency_ns", latency_json(sink_.read_latency_ps)}};
   // Only a run whose end-of-run checks completed has meaningful counts.
   if (checked_) j["conservation"] = {{"generated", cons_.generated},
                        {"source_queued", cons_.source_queued},

@@ -146,6 +146,29 @@ TEST(Config, CrossParameterChecksNameEveryKey) {
   EXPECT_NE(m.find("power of two"), std::string::npos) << m;
   m = error_of([] { load_config("", {"endpoint.rx_buffer_flits=8"}); });
   EXPECT_NE(m.find("endpoint.rx_buffer_flits=8"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"traffic.read_fraction=0.5"}); });
+  EXPECT_NE(m.find("traffic.read_fraction=0.5"), std::string::npos) << m;
+  EXPECT_NE(m.find("switch.vcs"), std::string::npos) << m;
+}
+
+// Collectives: each algorithm names the collectives it implements, and a
+// root must exist.
+TEST(Config, CollectiveChecksNameAlgorithmOpAndRoot) {
+  std::string m = error_of([] {
+    load_config("", {"workload.kind=collective", "collective.algorithm=direct",
+                     "collective.op=broadcast"});
+  });
+  EXPECT_NE(m.find("collective.algorithm=direct supports collective.op=all_reduce, all_to_all"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("not broadcast"), std::string::npos) << m;
+  m = error_of([] {
+    load_config("", {"workload.kind=collective", "collective.op=reduce", "collective.root=64"});
+  });
+  EXPECT_NE(m.find("collective.root=64"), std::string::npos) << m;
+  EXPECT_NE(m.find("0 .. 63"), std::string::npos) << m;
+  EXPECT_NO_THROW(load_config("", {"workload.kind=collective", "collective.op=all_to_all",
+                                   "collective.algorithm=direct"}));
 }
 
 TEST(Config, EveryParameterHasUnitOrIsDimensionlessAndADescription) {
