@@ -191,22 +191,9 @@ void Endpoint::try_link(int l) {
     const Queued head = q.front();
     q.pop_front();
     if (--port.queued == 0) ++idle_empty_links_;
-    const PacketId id = pool_.alloc();
-    Packet& p = pool_.get(id);
-    p.t_gen = head.t_gen;
-    p.t_inject = t;
-    p.addr = head.addr;
-    p.src = id_;
-    p.dst = head.dst;
-    p.flits = static_cast<std::uint16_t>(flits);
-    p.vc = static_cast<std::uint8_t>(vc);
-    if (head.read) {
-      p.kind = PacketKind::kMemRead;
-      ++reads_in_flight_;
-    }
-    port.tx->set_stalled(t, false);
-    port.tx->send(id, p, t);
-    ++injected_;
+    if (head.read) ++reads_in_flight_;
+    send(port, head.read ? PacketKind::kMemRead : PacketKind::kSynthetic, head.t_gen, head.addr,
+         head.dst, flits, vc, t);
     port.vc_ptr = (vc + 1) % vcs_;
     // Backlogged: look again when the link frees; else generation wakes us.
     if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
@@ -224,19 +211,24 @@ void Endpoint::answer(Port& port, Ps t) {
   const Answer a = port.answers.front();
   port.answers.pop_front();
   ports_[a.rx_port].rx->return_credits(a.rx_vc, 1, t);  // the request leaves our buffer
+  ++generated_;  // made here, sent at once
+  send(port, PacketKind::kMemReadData, a.t_gen, a.addr, a.requester, flits_, request_vcs_, t);
+}
+
+void Endpoint::send(Port& port, PacketKind kind, Ps t_gen, std::uint64_t addr, int dst, int flits,
+                    int vc, Ps t) {
   const PacketId id = pool_.alloc();
   Packet& p = pool_.get(id);
-  p.kind = PacketKind::kMemReadData;
-  p.t_gen = a.t_gen;
+  p.kind = kind;
+  p.t_gen = t_gen;
   p.t_inject = t;
-  p.addr = a.addr;
+  p.addr = addr;
   p.src = id_;
-  p.dst = a.requester;
-  p.flits = static_cast<std::uint16_t>(flits_);
-  p.vc = static_cast<std::uint8_t>(request_vcs_);
+  p.dst = dst;
+  p.flits = static_cast<std::uint16_t>(flits);
+  p.vc = static_cast<std::uint8_t>(vc);
   port.tx->set_stalled(t, false);
   port.tx->send(id, p, t);
-  ++generated_;
   ++injected_;
 }
 

@@ -126,6 +126,8 @@ class Endpoint : public TimedModule {
     return !q.read || reads_in_flight_ < outstanding_reads_;
   }
   void answer(Port& port, Ps t);  // sends the oldest of port.answers
+  void send(Port& port, PacketKind kind, Ps t_gen, std::uint64_t addr, int dst, int flits, int vc,
+            Ps t);
 
   int id_;
   int flits_;
