@@ -11,6 +11,7 @@
 #include "models/core/config.hpp"
 #include "models/core/errors.hpp"
 #include "models/sc/fabric.hpp"
+#include "rtl/rtl_alu.hpp"
 
 namespace fabricsim {
 
@@ -92,7 +93,7 @@ int run_command(const RunOptions& opts) {
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  Fabric fabric("fabric", cfg);
+  Fabric fabric("fabric", cfg, RtlAlu::factory());
   const bool ok = fabric.run();
   const double host_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -15,6 +15,8 @@ const std::vector<std::pair<std::string, Queueing>> kQueueing = {
     {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
 const std::vector<std::pair<std::string, Multicast>> kMulticast = {
     {"engine", Multicast::kEngine}, {"crossbar", Multicast::kCrossbar}};
+const std::vector<std::pair<std::string, AluKind>> kAluKinds = {{"model", AluKind::kModel},
+                                                                 {"rtl", AluKind::kRtl}};
 const std::vector<std::pair<std::string, FoldOrder>> kFoldOrders = {
     {"member", FoldOrder::kMember}, {"arrival", FoldOrder::kArrival}};
 const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
@@ -190,6 +192,10 @@ Schema<Config> config_schema() {
                "group's member order 0..n-1, early ones wait: bit-exact and reproducible) or "
                "arrival (as they come: floating-point sums then vary with timing, and the "
                "check allows the rounding error of any order)");
+  s.add_choice("reduction.alu", &C::reduction, &ReductionConfig::alu, kAluKinds,
+               "what computes the engine's reductions: model (the C++ golden model) or rtl "
+               "(the Verilated rtl/reduction_alu.sv, evaluated only while it has work); same "
+               "timing and the same bits either way");
   s.add_int("reduction.pipeline_cycles", &C::reduction, &ReductionConfig::pipeline_cycles,
             "cycles", 0, 100000, "ALU pipeline depth: cycles from accepting data to its result");
   // topology

@@ -16,6 +16,7 @@ namespace fabricsim {
 enum class Queueing { kFifo, kVoq, kOutput };
 enum class Multicast { kEngine, kCrossbar };
 enum class FoldOrder { kMember, kArrival };
+enum class AluKind { kModel, kRtl };
 enum class Pattern {
   kUniform,
   kPermutation,
@@ -125,6 +126,7 @@ struct ReductionConfig {
   std::int64_t port_bytes_per_cycle = 1024;
   std::int64_t pipeline_cycles = 8;
   FoldOrder order = FoldOrder::kMember;
+  AluKind alu = AluKind::kModel;
 };
 
 // Stragglers: one GPU late, slow or badly connected; jitter on every GPU.

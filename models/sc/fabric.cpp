@@ -4,7 +4,7 @@
 
 namespace fabricsim {
 
-Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
+Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu)
     : sc_core::sc_module(name),
       cfg_(cfg),
       window_{ns_to_ps(cfg.sim.warmup_ns), ns_to_ps(cfg.sim.warmup_ns) + ns_to_ps(cfg.sim.duration_ns)},
@@ -29,10 +29,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg)
   const int endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
   const std::string base = std::string(this->name()) + ".";
 
+  const bool rtl = cfg_.reduction.alu == AluKind::kRtl && uses_reduction_engine(cfg_);
+  if (rtl && !rtl_alu)
+    throw ConfigError("reduction.alu=rtl: this program was built without the RTL co-simulation "
+                      "(pass an AluFactory to Fabric; the fabricsim command does)");
   for (int s = 0; s < topo_.switches; ++s)
     switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
                                                  cfg_, pool_, window_, topo_.ports_of_switch(s),
-                                                 topo_.routes[static_cast<size_t>(s)], &payloads_));
+                                                 topo_.routes[static_cast<size_t>(s)], &payloads_,
+                                                 rtl ? rtl_alu() : nullptr));
   // Endpoints: synthetic sources/sinks, or GPUs running collectives.
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/core/alu_backend.hpp"
 #include "models/core/config.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/topology.hpp"
@@ -48,7 +49,9 @@ struct Conservation {
 
 class Fabric : public sc_core::sc_module {
  public:
-  Fabric(const sc_core::sc_module_name& name, const Config& cfg);
+  // `rtl_alu` makes each switch's ALU backend when reduction.alu=rtl (the
+  // RTL adapter lives above the models: rtl/rtl_alu.hpp).
+  Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {});
   ~Fabric() override;
 
   // Runs warm-up + window, then finish(). Returns false (and error() says

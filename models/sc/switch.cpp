@@ -9,7 +9,8 @@ namespace fabricsim {
 
 Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
                PacketPool& pool, Window window, int ports,
-               std::vector<std::vector<int>> routes, PayloadPool* payloads)
+               std::vector<std::vector<int>> routes, PayloadPool* payloads,
+               std::unique_ptr<AluBackend> alu)
     : TimedModule(name, scheduler),
       ports_(ports),
       engine_port_(uses_reduction_engine(cfg) ? ports : -1),
@@ -44,6 +45,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
       redop_(cfg.collective.redop),
       dtype_(cfg.collective.dtype),
+      alu_(alu ? std::move(alu) : std::make_unique<ModelAlu>()),
       table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
       alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
       port_bytes_per_cycle_(cfg.reduction.port_bytes_per_cycle),
@@ -154,7 +156,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = c.payload;
     } else {
-      alu_accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(c.payload), c.bytes);
+      alu_->accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(c.payload), c.bytes);
       payloads_->release(c.payload);
     }
     ++e.next_member;
@@ -172,7 +174,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = in;  // the first member's data starts the fold
     } else {
-      alu_accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(in), c.bytes);
+      alu_->accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(in), c.bytes);
       payloads_->release(in);
     }
     ++e.next_member;

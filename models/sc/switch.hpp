@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "models/core/allocator.hpp"
+#include "models/core/alu_backend.hpp"
 #include "models/core/config.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
@@ -45,7 +46,8 @@ class Switch : public TimedModule {
   // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
   Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
          PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes,
-         PayloadPool* payloads = nullptr);
+         PayloadPool* payloads = nullptr, std::unique_ptr<AluBackend> alu = nullptr);
+  const AluBackend& alu() const { return *alu_; }
 
   // Multicast group table: group id -> member endpoints. A kMcStore packet
   // is replicated into one copy per member (sharing the data), each queued
@@ -294,6 +296,7 @@ class Switch : public TimedModule {
   // Reduction engine.
   RedOp redop_;
   DType dtype_;
+  std::unique_ptr<AluBackend> alu_;  // the engine's arithmetic (model or RTL)
   std::size_t table_capacity_;
   std::int64_t alu_bytes_per_cycle_;
   std::int64_t port_bytes_per_cycle_;

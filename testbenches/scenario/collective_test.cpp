@@ -9,6 +9,7 @@
 
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
+#include "rtl/rtl_alu.hpp"
 
 namespace fabricsim {
 namespace {
@@ -443,6 +444,54 @@ TEST(Straggler, ThrottledGpuAndJitter) {
   const double throttled_us = 65536.0 / 256 * packet_ns / 0.5 / 1000;
   EXPECT_GT(r["time_us_p50"].get<double>(), throttled_us);
   EXPECT_GT(r["time_us_max"].get<double>() - r["time_us_p50"].get<double>(), 0.1);
+}
+
+}  // namespace
+}  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// reduction.alu=rtl: the switches' reductions computed by the Verilated RTL
+// give the same statistics (timing is the engine's either way) and the same
+// bits (every element checked against the golden fold) as the C++ model.
+TEST(Collective, RtlAluGivesTheSameRunAsTheModel) {
+  auto config = [](const char* alu) {
+    return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml",
+                       {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                        "collective.algorithm=nvls", "collective.dtype=bf16",
+                        "collective.min_bytes=1024", "collective.max_bytes=262144",
+                        "collective.step_factor=16", std::string("reduction.alu=") + alu});
+  };
+  const Config cm = config("model"), cr = config("rtl");
+  Fabric fm("fm", cm), fr("fr", cr, RtlAlu::factory());
+  fm.sweep()->set_stop_kernel_when_done(false);
+  fr.sweep()->set_stop_kernel_when_done(false);
+  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(1000000)));
+  ASSERT_TRUE(fm.sweep()->done() && fr.sweep()->done());
+  // Both ran the same sweep to the same end; compare what they report.
+  ASSERT_TRUE(fm.finish()) << fm.error();
+  ASSERT_TRUE(fr.finish()) << fr.error();
+  auto sm = fm.stats(), sr = fr.stats();
+  EXPECT_EQ(sm["collectives"].dump(), sr["collectives"].dump());
+  EXPECT_EQ(sm["conservation"].dump(), sr["conservation"].dump());
+  for (int s = 0; s < 4; ++s) {
+    const std::string n = "sw" + std::to_string(s);
+    EXPECT_EQ(sm["switches"]["fm." + n].dump(), sr["switches"]["fr." + n].dump()) << n;
+  }
+  for (const auto& r : sr["collectives"]["rows"]) {
+    EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), 8u * r["count"].get<std::uint64_t>());
+  }
+  // The RTL really did the work: one 256-B beat per fold.
+  std::uint64_t beats = 0;
+  for (int s = 0; s < 4; ++s) beats += fr.sw(s).alu().beats();
+  std::uint64_t folds = 0;
+  for (const auto& [name, sw] : sr["switches"].items())
+    folds += sw["reduction_engine"]["contributions"].get<std::uint64_t>() -
+             sw["reduction_engine"]["completed"].get<std::uint64_t>();
+  EXPECT_GT(beats, 0u);
+  EXPECT_EQ(beats, folds);
 }
 
 }  // namespace

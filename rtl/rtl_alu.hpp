@@ -1,0 +1,33 @@
+// The reduction engine's arithmetic done by the Verilated RTL
+// (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=2). It is clocked
+// only while it has work: accumulate() streams the payload through in beats
+// and clocks until the last result is out, then the ALU sits idle (no
+// SystemC clock, no events). The engine's timing is the model's
+// (reduction.pipeline_cycles); this backend supplies the bits.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "models/core/alu_backend.hpp"
+
+namespace fabricsim {
+
+class RtlAlu final : public AluBackend {
+ public:
+  RtlAlu();
+  ~RtlAlu() override;
+  void accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
+                  std::size_t bytes) override;
+  std::uint64_t beats() const override { return beats_; }
+  std::uint64_t cycles() const { return cycles_; }
+
+  static AluFactory factory();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;  // keeps Verilator's headers out of our callers
+  std::uint64_t beats_ = 0;
+  std::uint64_t cycles_ = 0;
+};
+
+}  // namespace fabricsim
