@@ -12,9 +12,10 @@
 //
 // Interface: valid/ready on both sides; a beat is taken when valid && ready.
 // `tag` (the reduction-table entry) travels with the data. The result comes
-// out STAGES cycles after it was taken when nothing stalls (STAGES >= 1
-// register stages after the combinational datapath); a stalled output holds
-// its data and the stall propagates backwards stage by stage.
+// out STAGES cycles after it was taken when nothing stalls (STAGES >= 1: an
+// operand register, the combinational datapath, STAGES-1 result registers);
+// a stalled output holds its data and the stall propagates backwards stage
+// by stage.
 module reduction_alu #(
     parameter int LANES = 16,
     parameter int STAGES = 2,
@@ -34,12 +35,32 @@ module reduction_alu #(
     output logic [     TAG_W-1:0] out_tag,
     output logic [32*LANES-1:0]   out_y
 );
+  // ---------------------------------------------------------- input stage
+  // Stage 0 registers the operands; the datapath works from these registers,
+  // so no combinational path runs from the inputs to the outputs (and a
+  // cycle-based simulator computes the datapath once per clock, not on
+  // every input change).
+  logic [STAGES-1:0] v;
+  logic [STAGES:0] rdy  /* verilator split_var */;  // per-stage: not one circular signal
+  logic [1:0] dtype_q, op_q;
+  logic [TAG_W-1:0] tag_q;
+  logic [32*LANES-1:0] a_q, b_q;
+  always_ff @(posedge clk) begin
+    if (rdy[0]) begin
+      dtype_q <= in_dtype;
+      op_q <= in_op;
+      tag_q <= in_tag;
+      a_q <= in_a;
+      b_q <= in_b;
+    end
+  end
+
   // ---------------------------------------------------------- datapath
   logic [32*LANES-1:0] y_comb;
   for (genvar l = 0; l < LANES; l++) begin : g_lane
     logic [31:0] a, b;
-    assign a = in_a[32*l+:32];
-    assign b = in_b[32*l+:32];
+    assign a = a_q[32*l+:32];
+    assign b = b_q[32*l+:32];
     logic [31:0] f32_sum, i32_sum, f32_min, f32_max, i32_min, i32_max;
     logic [15:0] h_sum[2], bh_sum[2], h_min[2], h_max[2], bh_min[2], bh_max[2];
 
@@ -58,7 +79,7 @@ module reduction_alu #(
     end
 
     always_comb begin
-      unique case ({in_dtype, in_op})
+      unique case ({dtype_q, op_q})
         4'b00_01: y_comb[32*l+:32] = f32_min;
         4'b00_10: y_comb[32*l+:32] = f32_max;
         4'b01_01: y_comb[32*l+:32] = {h_min[1], h_min[0]};
@@ -76,10 +97,9 @@ module reduction_alu #(
   end
 
   // ---------------------------------------------------------- pipeline
-  // Stage s holds a beat when v[s]; it may load when empty or when its beat
-  // moves on this cycle (ready into stage s: rdy[s]).
-  logic [STAGES-1:0] v;
-  logic [STAGES:0] rdy  /* verilator split_var */;  // per-stage: not one circular signal
+  // Stage 0 holds operands, stages 1 .. STAGES-1 results; stage s holds a
+  // beat when v[s] and may load when empty or when its beat moves on this
+  // cycle (rdy[s]). Latency: STAGES cycles.
   logic [32*LANES-1:0] d[STAGES];
   logic [TAG_W-1:0] t[STAGES];
   assign rdy[STAGES] = out_ready;
@@ -92,18 +112,17 @@ module reduction_alu #(
         v[s] <= (s == 0) ? in_valid : v[s-1];
       end
     end
-    always_ff @(posedge clk) begin
-      if (rdy[s]) begin
-        if (s == 0) begin
-          d[s] <= y_comb;
-          t[s] <= in_tag;
-        end else begin
-          d[s] <= d[s-1];
-          t[s] <= t[s-1];
+    if (s > 0) begin : g_result
+      always_ff @(posedge clk) begin
+        if (rdy[s]) begin
+          d[s] <= (s == 1) ? y_comb : d[s-1];
+          t[s] <= (s == 1) ? tag_q : t[s-1];
         end
       end
     end
   end
+  assign d[0] = y_comb;  // stage 0's result, valid with v[0]
+  assign t[0] = tag_q;
   assign in_ready = rdy[0];
   assign out_valid = v[STAGES-1];
   assign out_y = d[STAGES-1];

@@ -1,5 +1,5 @@
 // The reduction engine's arithmetic done by the Verilated RTL
-// (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=2). It is clocked
+// (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=1). It is clocked
 // only while it has work: accumulate() streams the payload through in beats
 // and clocks until the last result is out, then the ALU sits idle (no
 // SystemC clock, no events). The engine's timing is the model's
