@@ -18,6 +18,7 @@ constexpr std::size_t kBeatBytes = kLanes * 4;
 struct RtlAlu::Impl {
   VerilatedContext ctx;
   Vreduction_alu64 top{&ctx};
+  bool stale = false;  // a result already read still sits at the output
   Impl() {
     top.rst_n = 0;
     top.in_valid = 0;
@@ -53,6 +54,9 @@ void RtlAlu::accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t
   top.in_op = static_cast<std::uint8_t>(op);
   top.out_ready = 1;
   std::uint32_t words[kLanes];
+  // The previous call read its last result without clocking it out (one
+  // clock saved per fold): that stale result leaves at our first edge.
+  bool stale = impl_->stale;
   while (got < n_beats) {
     top.in_valid = sent < n_beats;
     if (sent < n_beats) {
@@ -68,15 +72,16 @@ void RtlAlu::accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t
     top.clk = 0;
     top.eval();
     const bool took = top.in_valid && top.in_ready;
-    if (top.out_valid && top.out_ready) {
+    if (top.out_valid && top.out_ready && !stale) {
       if (top.out_tag != static_cast<std::uint16_t>(got))
         throw std::logic_error("RtlAlu: beat " + std::to_string(top.out_tag) +
                                " came out in place of " + std::to_string(got));
       for (std::size_t l = 0; l < kLanes; ++l) words[l] = top.out_y[l];
       const std::size_t off = got * kBeatBytes;
       std::memcpy(acc + off, words, std::min(kBeatBytes, bytes - off));
-      ++got;
+      if (++got == n_beats) break;  // leave it in the ALU: the next call clocks it out
     }
+    stale = false;
     top.clk = 1;
     top.eval();
     ++cycles_;
@@ -85,6 +90,7 @@ void RtlAlu::accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t
       ++beats_;
     }
   }
+  impl_->stale = true;
   top.in_valid = 0;
 }
 
