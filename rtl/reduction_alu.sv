@@ -19,7 +19,11 @@
 module reduction_alu #(
     parameter int LANES = 16,
     parameter int STAGES = 2,
-    parameter int TAG_W = 16
+    parameter int TAG_W = 16,
+    // bit d set: dtype d is built (0 fp32, 1 fp16, 2 bf16, 3 int32). A beat of
+    // a dtype left out gives zeros. A simulator or a one-type engine can
+    // leave out what it never uses.
+    parameter logic [3:0] DTYPES = 4'b1111
 ) (
     input  logic                  clk,
     input  logic                  rst_n,
@@ -64,18 +68,35 @@ module reduction_alu #(
     logic [31:0] f32_sum, i32_sum, f32_min, f32_max, i32_min, i32_max;
     logic [15:0] h_sum[2], bh_sum[2], h_min[2], h_max[2], bh_min[2], bh_max[2];
 
-    fp_add #(.E(8), .M(23)) u_f32 (.a(a), .b(b), .y(f32_sum));
-    fp_minmax #(.W(32)) u_f32_mm (.a(a), .b(b), .e_all_ones(32'h7F80_0000), .mn(f32_min), .mx(f32_max));
-    assign i32_sum = a + b;
-    assign i32_min = ($signed(b) < $signed(a)) ? b : a;
-    assign i32_max = ($signed(b) > $signed(a)) ? b : a;
+    if (DTYPES[0]) begin : g_f32
+      fp_add #(.E(8), .M(23)) u_f32 (.a(a), .b(b), .y(f32_sum));
+      fp_minmax #(.W(32)) u_f32_mm (
+          .a(a), .b(b), .e_all_ones(32'h7F80_0000), .mn(f32_min), .mx(f32_max));
+    end else begin : g_no_f32
+      assign {f32_sum, f32_min, f32_max} = '0;
+    end
+    if (DTYPES[3]) begin : g_i32
+      assign i32_sum = a + b;
+      assign i32_min = ($signed(b) < $signed(a)) ? b : a;
+      assign i32_max = ($signed(b) > $signed(a)) ? b : a;
+    end else begin : g_no_i32
+      assign {i32_sum, i32_min, i32_max} = '0;
+    end
     for (genvar h = 0; h < 2; h++) begin : g_half
-      fp_add #(.E(5), .M(10)) u_f16 (.a(a[16*h+:16]), .b(b[16*h+:16]), .y(h_sum[h]));
-      fp_add #(.E(8), .M(7)) u_bf16 (.a(a[16*h+:16]), .b(b[16*h+:16]), .y(bh_sum[h]));
-      fp_minmax #(.W(16)) u_f16_mm (
-          .a(a[16*h+:16]), .b(b[16*h+:16]), .e_all_ones(16'h7C00), .mn(h_min[h]), .mx(h_max[h]));
-      fp_minmax #(.W(16)) u_bf16_mm (
-          .a(a[16*h+:16]), .b(b[16*h+:16]), .e_all_ones(16'h7F80), .mn(bh_min[h]), .mx(bh_max[h]));
+      if (DTYPES[1]) begin : g_f16
+        fp_add #(.E(5), .M(10)) u_f16 (.a(a[16*h+:16]), .b(b[16*h+:16]), .y(h_sum[h]));
+        fp_minmax #(.W(16)) u_f16_mm (
+            .a(a[16*h+:16]), .b(b[16*h+:16]), .e_all_ones(16'h7C00), .mn(h_min[h]), .mx(h_max[h]));
+      end else begin : g_no_f16
+        assign {h_sum[h], h_min[h], h_max[h]} = '0;
+      end
+      if (DTYPES[2]) begin : g_bf16
+        fp_add #(.E(8), .M(7)) u_bf16 (.a(a[16*h+:16]), .b(b[16*h+:16]), .y(bh_sum[h]));
+        fp_minmax #(.W(16)) u_bf16_mm (
+            .a(a[16*h+:16]), .b(b[16*h+:16]), .e_all_ones(16'h7F80), .mn(bh_min[h]), .mx(bh_max[h]));
+      end else begin : g_no_bf16
+        assign {bh_sum[h], bh_min[h], bh_max[h]} = '0;
+      end
     end
 
     always_comb begin

@@ -1,5 +1,6 @@
 // The reduction engine's arithmetic done by the Verilated RTL
-// (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=1). It is clocked
+// (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=1, one model per
+// dtype with only that dtype's logic). It is clocked
 // only while it has work: accumulate() streams the payload through in beats
 // and clocks until the last result is out, then the ALU sits idle (no
 // SystemC clock, no events). The engine's timing is the model's
@@ -23,9 +24,10 @@ class RtlAlu final : public AluBackend {
 
   static AluFactory factory();
 
+  struct Impl;  // one Verilated ALU (keeps Verilator's headers out of our callers)
+
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;  // keeps Verilator's headers out of our callers
+  std::unique_ptr<Impl> impls_[4];  // [dtype], made on first use
   std::uint64_t beats_ = 0;
   std::uint64_t cycles_ = 0;
 };
