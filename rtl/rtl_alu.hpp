@@ -1,10 +1,11 @@
 // The reduction engine's arithmetic done by the Verilated RTL
 // (rtl/reduction_alu.sv, LANES=64: 256 B per beat, STAGES=1, one model per
-// dtype with only that dtype's logic). It is clocked
-// only while it has work: accumulate() streams the payload through in beats
-// and clocks until the last result is out, then the ALU sits idle (no
-// SystemC clock, no events). The engine's timing is the model's
-// (reduction.pipeline_cycles); this backend supplies the bits.
+// dtype with only that dtype's logic). It is clocked only while it has
+// work: accumulate() streams the payload through in beats and clocks until
+// the last result is at the output (it leaves at the next fold's first
+// edge), then the ALU sits idle (no SystemC clock, no events). The engine's
+// timing is the model's (reduction.pipeline_cycles); this backend supplies
+// the bits.
 #pragma once
 #include <cstdint>
 #include <memory>
