@@ -26,6 +26,12 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--seed", seed, "same as --set sim.seed=N");
   run_cmd->add_option("--out", run.out_dir, "output directory (default: out)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing on success");
+  run_cmd->add_option("--wave", run.wave,
+                      "write waveforms (VCD) of every link and switch to this .vcd file");
+  run_cmd->add_option("--wave-scope", run.wave_scope,
+                      "only signals whose full name matches this glob, e.g. 'fabric.sw0.*'");
+  run_cmd->add_option("--wave-window", run.wave_window,
+                      "only changes in START_NS:END_NS (either side may be empty)");
 
   bool markdown = false;
   auto* params_cmd = app.add_subcommand("params", "list every configuration parameter");

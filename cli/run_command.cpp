@@ -92,8 +92,34 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
 
+  WaveTrace::Options wave;
+  if (!opts.wave.empty()) {
+    const std::string& w = opts.wave;
+    if (w.size() < 4 || w.compare(w.size() - 4, 4, ".vcd") != 0) {
+      fmt::print(stderr,
+                 "fabricsim: error: --wave={}: the waveform file must end in .vcd (VCD is the "
+                 "format written; GTKWave converts it to FST with vcd2fst)\n",
+                 w);
+      return 2;
+    }
+    wave.path = w;
+    wave.scope = opts.wave_scope;
+    const auto parent = std::filesystem::path(w).parent_path();
+    std::error_code dir_ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, dir_ec);
+    if (!opts.wave_window.empty()) {
+      try {
+        parse_wave_window(opts.wave_window, wave.begin, wave.end);
+      } catch (const ConfigError& e) {
+        fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+        return 2;
+      }
+    }
+  }
+
   const auto t0 = std::chrono::steady_clock::now();
   Fabric fabric("fabric", cfg, RtlAlu::factory());
+  if (!wave.path.empty()) fabric.enable_wave(wave);
   const bool ok = fabric.run();
   const double host_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -10,6 +10,9 @@ struct RunOptions {
   std::vector<std::string> overrides;  // "key=value", applied in order
   std::string out_dir = "out";
   bool quiet = false;
+  std::string wave;         // --wave FILE.vcd
+  std::string wave_scope = "*";
+  std::string wave_window;  // START_NS:END_NS
 };
 
 // Exit status: 0 success, 1 the simulation failed a check, 2 bad input.

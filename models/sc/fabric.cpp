@@ -173,7 +173,21 @@ bool Fabric::finish() {
     return false;
   }
   checked_ = true;
+  if (wave_) {
+    try {
+      wave_->write(end);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      return false;
+    }
+  }
   return true;
+}
+
+void Fabric::enable_wave(WaveTrace::Options o) {
+  wave_ = std::make_unique<WaveTrace>(std::move(o));
+  for (auto& l : links_) l->trace(*wave_);
+  for (auto& sw : switches_) sw->trace(*wave_);
 }
 
 void Fabric::check_end_of_run(Ps end) {

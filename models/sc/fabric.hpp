@@ -16,6 +16,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/topology.hpp"
 #include "models/core/traffic_pattern.hpp"
+#include "models/core/wave_trace.hpp"
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/gpu.hpp"
@@ -79,6 +80,11 @@ class Fabric : public sc_core::sc_module {
   const CollectiveSweep* sweep() const { return sweep_.get(); }
   CollectiveSweep* sweep() { return sweep_.get(); }
 
+  // Waveforms (VCD) of every link and switch whose signal names match
+  // `o.scope`, inside [o.begin, o.end]; call before run(). Written by finish().
+  void enable_wave(WaveTrace::Options o);
+  const WaveTrace* wave() const { return wave_.get(); }
+
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;
 
@@ -107,6 +113,7 @@ class Fabric : public sc_core::sc_module {
   std::string error_;
   bool checked_ = false;
   bool finished_ = false;
+  std::unique_ptr<WaveTrace> wave_;
 };
 
 }  // namespace fabricsim

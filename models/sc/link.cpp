@@ -42,6 +42,13 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   }
   ++in_flight_;
   flits_outstanding_[p.vc] += p.flits;
+  if (wave_) {
+    wave_->set(w_valid_, start, 1);
+    wave_->set(w_valid_, free_at_, 0);
+    wave_->set(w_vc_, start, p.vc);
+    wave_->set(w_packet_, start, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
+    wave_->add(w_credits_[p.vc], start, -p.flits);
+  }
   p.t_head = start + latency_ps_ + flit_ps_;
   const Ps tail = start + latency_ps_ + ser;
   rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
@@ -54,6 +61,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
     throw InvariantError(name_ + ": receiver returned credits for flits that never crossed");
   returning_[v] += flits;
   const Ps t = when + latency_ps_;
+  if (wave_) wave_->add(w_credits_[v], t, flits);
   if (returns_.empty() || t >= returns_.back().t) {
     returns_.push_back(Return{t, vc, flits});
   } else {
@@ -101,6 +109,17 @@ void Link::set_stalled(Ps t, bool stalled) {
 }
 
 void Link::finish(Ps end) { set_stalled(end, false); }
+
+void Link::trace(WaveTrace& w) {
+  wave_ = &w;
+  w_valid_ = w.signal(name_ + ".valid", 1);
+  w_vc_ = w.signal(name_ + ".vc", 4);
+  w_packet_ = w.signal(name_ + ".packet", 32);
+  w_credits_.clear();
+  for (std::size_t v = 0; v < credits_.size(); ++v)
+    w_credits_.push_back(w.signal(name_ + ".credits_vc" + std::to_string(v), 16,
+                                  credits_[v].available()));
+}
 
 double Link::utilization() const {
   return window_.length() ? static_cast<double>(busy_in_window_) /

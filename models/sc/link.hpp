@@ -21,6 +21,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/time.hpp"
+#include "models/core/wave_trace.hpp"
 #include "models/sc/timed_module.hpp"
 
 namespace fabricsim {
@@ -103,6 +104,10 @@ class Link {
   // A run that stopped early: statistics cover `w` (nothing happened after it).
   void close_window(Window w) { window_ = w; }
 
+  // Waveforms: <name>.valid (serialising), .vc, .packet (serial + 1: 0 is
+  // "none yet"), and
+  // .credits_vc<v> (available, returns counted when they land).
+  void trace(WaveTrace& w);
  private:
   std::string name_;
   Ps flit_ps_;
@@ -129,6 +134,9 @@ class Link {
   Ps busy_in_window_ = 0;
   Ps stall_since_ = kNever;
   Ps stall_in_window_ = 0;
+  WaveTrace* wave_ = nullptr;
+  int w_valid_ = -1, w_vc_ = -1, w_packet_ = -1;
+  std::vector<int> w_credits_;
   std::uint64_t packets_sent_ = 0;
   std::uint64_t flits_sent_ = 0;
   std::uint64_t in_flight_ = 0;

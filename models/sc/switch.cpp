@@ -206,6 +206,7 @@ void Switch::engine_fold(PacketId id) {
   res.payload = e.acc;
   engine_track(t);
   table_.erase(it);
+  if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
   if (unicast)
     inject_from_engine(r, engine_port_for(c.addr), t);
@@ -426,7 +427,20 @@ void Switch::leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out) {
       Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
   in.occ_integral +=
       static_cast<double>(flits) * static_cast<double>(overlap(t_in, t_out, window_.begin, window_.end));
+  if (wave_) wave_->add(in.w_occupancy, t_out, -flits);
   in.link->return_credits(vc, flits, t_out);
+}
+
+void Switch::trace(WaveTrace& w) {
+  wave_ = &w;
+  const std::string base = name();
+  for (int i = 0; i < ports_; ++i)
+    inputs_[static_cast<size_t>(i)].w_occupancy =
+        w.signal(base + ".in" + std::to_string(i) + ".occupancy", 24);
+  if (has_engine()) {
+    w_table_ = w.signal(base + ".engine.table", 24);
+    w_slots_ = w.signal(base + ".engine.slots", 24);
+  }
 }
 
 void Switch::arrive(PacketId id, int port) {
@@ -457,6 +471,7 @@ void Switch::arrive(PacketId id, int port) {
                          std::to_string(in_capacity_per_vc_) + " flits): credits were not honoured");
   occ += p.flits;
   in.total_occ += p.flits;
+  if (wave_) wave_->add(in.w_occupancy, t, p.flits);
   if (window_.contains(t)) in.max_occ = std::max(in.max_occ, in.total_occ);
   if (multicast) {
     replicate(id, port, t);
@@ -540,6 +555,7 @@ void Switch::retire_original(int port, PacketId id, Ps t_out) {
 
 void Switch::release_slot(Ps t) {
   --slots_held_;
+  if (wave_) wave_->add(w_slots_, t, -1);
   if (engine_waiter_) {
     engine_waiter_ = false;
     if (pending_total_ > 0) request_tick(t);
@@ -835,7 +851,9 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     if (n == kNeedSlot) {
       ++slots_held_;
       p.engine_slot = true;
+      if (wave_) wave_->add(w_slots_, e, 1);
     } else if (n == kNeedTable) {
+      if (wave_) wave_->add(w_table_, e, 1);
       engine_track(e);
       Entry& entry = table_[entry_key(p)];
       entry.group = p.group;

@@ -36,6 +36,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
 #include "models/core/ring.hpp"
+#include "models/core/wave_trace.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/timed_module.hpp"
 
@@ -98,6 +99,9 @@ class Switch : public TimedModule {
 
   // A run that stopped early: statistics cover `w` (nothing happened after it).
   void close_window(Window w) { window_ = w; }
+  // Waveforms: <name>.in<p>.occupancy (flits held, all VCs), and with an
+  // engine <name>.engine.table (entries in use) and .engine.slots.
+  void trace(WaveTrace& w);
   // Adds the share of packets still queued at `end` to the occupancy mean.
   void finish(Ps end);
   // Throws InvariantError if output-buffer space is not conserved, or if a
@@ -183,6 +187,7 @@ class Switch : public TimedModule {
     std::int64_t edge_bytes = 0;
     PacketId edge_parent = kNoPacket;     // multicast original whose data it sent then
     int out_ptr = 0;                      // engine input: where wide grants look first
+    int w_occupancy = -1;                 // waveform signal id
     // voq: [vc * engine ports + k] kind and table key of the head of the VOQ
     // to engine port k, kept as heads change so allocation need not touch
     // the packet (a cache miss per head per edge on a large fabric).
@@ -307,6 +312,8 @@ class Switch : public TimedModule {
   Ps table_changed_at_ = 0;
   bool engine_waiter_ = false;  // an allocation is blocked on a full table
   std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
+  WaveTrace* wave_ = nullptr;
+  int w_table_ = -1, w_slots_ = -1;
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
   const bool arrival_order_;           // reduction.order=arrival
   std::size_t slot_capacity_;          // reduction.replication_slots

@@ -119,6 +119,29 @@ TEST(Cli, BadValuesExitWithStatus2AndNameKeyValueAllowed) {
   EXPECT_EQ(r.status, 2);
 }
 
+// Waveform options: a .vcd is written; other names and bad windows exit 2
+// naming the option and the value.
+TEST(Cli, WaveOptions) {
+  const std::string dir = temp_dir("wave");
+  Result r = sh("run " + kSmall + " --quiet --out " + dir + " --wave " + dir +
+                "/w.vcd --wave-scope 'fabric.sw0.*' --wave-window 100:400");
+  EXPECT_EQ(r.status, 0) << r.output;
+  std::ifstream f(dir + "/w.vcd");
+  std::string vcd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(vcd.find("$scope module sw0 $end"), std::string::npos);
+  EXPECT_NE(vcd.find("occupancy"), std::string::npos);
+  r = sh("run " + kSmall + " --out " + dir + " --wave " + dir + "/w.fst");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--wave=" + dir + "/w.fst: the waveform file must end in .vcd"),
+            std::string::npos)
+      << r.output;
+  r = sh("run " + kSmall + " --out " + dir + " --wave " + dir + "/w.vcd --wave-window 5:3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--wave-window=5:3: expected START_NS:END_NS"), std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ParamsListsEveryKeyWithTypeUnitDefaultRange) {
   const Result r = sh("params");
   ASSERT_EQ(r.status, 0);

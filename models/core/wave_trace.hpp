@@ -1,0 +1,69 @@
+// Waveforms of a run, written as a VCD file (GTKWave and every waveform
+// viewer read it). Plain C++: the models register signals by hierarchical
+// name (dots become VCD scopes, so `fabric.sw0.in3.occupancy` is found under
+// fabric > sw0 > in3) and report changes with their simulated time.
+//
+// Changes may be reported out of time order (a link books a packet's end
+// when it starts it), so they are kept and sorted when the file is written.
+// A signal is either set (absolute values) or counted (deltas: credits and
+// occupancies are reported as +n / -n where they happen). Only signals whose
+// name matches the scope pattern are kept, and only changes inside the
+// window: earlier ones fold into the value shown at the window's start, so
+// memory follows what is dumped, not the run.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/time.hpp"
+
+namespace fabricsim {
+
+class WaveTrace {
+ public:
+  struct Options {
+    std::string path;
+    std::string scope = "*";  // glob on full signal names (fnmatch: * ? [..])
+    Ps begin = 0;
+    Ps end = kNever;
+  };
+  explicit WaveTrace(Options options);
+
+  // Registers a signal of `width` bits; returns an id, or -1 when the scope
+  // pattern leaves it out (then set/add ignore it).
+  int signal(const std::string& name, int width, std::int64_t initial = 0);
+  void set(int id, Ps t, std::int64_t value);
+  void add(int id, Ps t, std::int64_t delta);
+
+  // Writes the file (throws std::runtime_error naming the path on failure).
+  void write(Ps end_of_run);
+  std::uint64_t changes_written() const { return written_; }
+  const Options& options() const { return options_; }
+
+ private:
+  struct Signal {
+    std::string name;
+    int width;
+    std::int64_t base;   // value at the window's start
+    Ps base_t = 0;       // time of the latest `set` folded into base
+    bool counter = false;
+  };
+  struct Change {
+    Ps t;
+    std::uint32_t seq;  // report order: ties keep it
+    int id;
+    std::int64_t value;
+    bool delta;
+  };
+  Options options_;
+  std::vector<Signal> signals_;
+  std::vector<Change> changes_;
+  std::uint32_t seq_ = 0;
+  std::uint64_t written_ = 0;
+};
+
+// Parses "START_NS:END_NS" (either side may be empty) into a window; throws
+// ConfigError naming the option and the value.
+void parse_wave_window(const std::string& text, Ps& begin, Ps& end);
+
+}  // namespace fabricsim
