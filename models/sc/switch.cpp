@@ -440,6 +440,11 @@ void Switch::trace(WaveTrace& w) {
   if (has_engine()) {
     w_table_ = w.signal(base + ".engine.table", 24);
     w_slots_ = w.signal(base + ".engine.slots", 24);
+    for (int k = 0; k < engine_ports_; ++k) {
+      const std::string port = base + ".engine.port" + std::to_string(k);
+      w_engine_valid_.push_back(w.signal(port + ".valid", 1));
+      w_engine_tag_.push_back(w.signal(port + ".tag", 16));
+    }
   }
 }
 
@@ -845,6 +850,12 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     const Ps alu = engine_alu_ps(p);
     const Ps alu_end = e + std::max(alu, engine_port_ps(engine_bytes(p)));
     engine_stats_.alu_busy += overlap(e, e + alu, window_.begin, window_.end);
+    if (wave_) {  // the engine port takes the packet: valid for its port time
+      const auto k = static_cast<size_t>(o - engine_port_);
+      wave_->set(w_engine_valid_[k], e, 1);
+      wave_->set(w_engine_valid_[k], alu_end, 0);
+      wave_->set(w_engine_tag_[k], e, static_cast<std::int64_t>(entry_key(p) & 0xFFFFu));
+    }
     // Reserve what it needs now (allocation made sure there was room).
     const Need n = engine_need(p);
     if (n != kNeedNone) share_[n].given[static_cast<size_t>(i)] = -1;

@@ -100,7 +100,9 @@ class Switch : public TimedModule {
   // A run that stopped early: statistics cover `w` (nothing happened after it).
   void close_window(Window w) { window_ = w; }
   // Waveforms: <name>.in<p>.occupancy (flits held, all VCs), and with an
-  // engine <name>.engine.table (entries in use) and .engine.slots.
+  // engine <name>.engine.table (entries in use), .engine.slots, and per
+  // engine port .engine.port<k>.valid / .tag (a packet entering: its port
+  // and ALU time; the low 16 bits of its table key).
   void trace(WaveTrace& w);
   // Adds the share of packets still queued at `end` to the occupancy mean.
   void finish(Ps end);
@@ -314,6 +316,7 @@ class Switch : public TimedModule {
   std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
   WaveTrace* wave_ = nullptr;
   int w_table_ = -1, w_slots_ = -1;
+  std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
   const bool arrival_order_;           // reduction.order=arrival
   std::size_t slot_capacity_;          // reduction.replication_slots

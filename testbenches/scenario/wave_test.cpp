@@ -171,6 +171,15 @@ TEST(Wave, EngineTableMatchesItsStatistics) {
   EXPECT_EQ(max, s["switches"]["fabric.sw0"]["reduction_engine"]["occupancy_max"].get<long long>());
   EXPECT_LE(max, 8);
   EXPECT_EQ(last, 0);  // every reduction completed
+  // Each contribution entered an engine port: rising edges of the ports'
+  // valid add up to the contributions folded.
+  std::size_t entered = 0;
+  for (int k = 0; k < 4; ++k) {
+    const std::string vid = v.id_of.at("fabric.sw0.engine.port" + std::to_string(k) + ".valid");
+    if (!v.changes.count(vid)) continue;
+    for (const auto& [t, x] : v.changes.at(vid)) entered += x == 1;
+  }
+  EXPECT_EQ(entered, s["switches"]["fabric.sw0"]["reduction_engine"]["contributions"].get<std::size_t>());
   std::remove(path.c_str());
 }
 
