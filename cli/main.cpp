@@ -27,7 +27,7 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--out", run.out_dir, "output directory (default: out)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing on success");
   run_cmd->add_option("--wave", run.wave,
-                      "write waveforms (VCD) of every link and switch to this .vcd file");
+                      "write waveforms of every link and switch to this file (.vcd or .fst)");
   run_cmd->add_option("--wave-scope", run.wave_scope,
                       "only signals whose full name matches this glob, e.g. 'fabric.sw0.*'");
   run_cmd->add_option("--wave-window", run.wave_window,

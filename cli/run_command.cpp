@@ -95,10 +95,12 @@ int run_command(const RunOptions& opts) {
   WaveTrace::Options wave;
   if (!opts.wave.empty()) {
     const std::string& w = opts.wave;
-    if (w.size() < 4 || w.compare(w.size() - 4, 4, ".vcd") != 0) {
+    const bool vcd = w.size() >= 4 && w.compare(w.size() - 4, 4, ".vcd") == 0;
+    const bool fst = w.size() >= 4 && w.compare(w.size() - 4, 4, ".fst") == 0;
+    if (!vcd && !fst) {
       fmt::print(stderr,
-                 "fabricsim: error: --wave={}: the waveform file must end in .vcd (VCD is the "
-                 "format written; GTKWave converts it to FST with vcd2fst)\n",
+                 "fabricsim: error: --wave={}: the waveform file must end in .vcd or .fst "
+                 "(the format follows the name)\n",
                  w);
       return 2;
     }

@@ -10,3 +10,6 @@ find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 # GNU MPFR: correctly rounded reference for the reduction ALU test.
 pkg_check_modules(MPFR REQUIRED IMPORTED_TARGET mpfr)
+# Verilator: RTL co-simulation (rtl/), and its bundled GTKWave FST writer.
+find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT})
+find_package(ZLIB REQUIRED)

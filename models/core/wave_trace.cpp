@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 #include "models/core/errors.hpp"
+#include "models/core/fst_writer.hpp"
 
 namespace fabricsim {
 
@@ -82,10 +84,97 @@ std::vector<std::string> split(const std::string& name) {
 
 }  // namespace
 
+// What write() emits, in order: the hierarchy, the values at the start,
+// then time steps with the signals that changed.
+class WaveSink {
+ public:
+  virtual ~WaveSink() = default;
+  virtual void scope(const std::string& name) = 0;
+  virtual void upscope() = 0;
+  virtual void var(int id, const std::string& name, int width) = 0;
+  virtual void start(Ps t) = 0;   // definitions done; initial values follow
+  virtual void initial_done() = 0;
+  virtual void time(Ps t) = 0;
+  virtual void value(int id, std::int64_t v, int width) = 0;
+  virtual void close(Ps end) = 0;  // throws on I/O errors
+};
+
+namespace {
+
+class VcdSink final : public WaveSink {
+ public:
+  explicit VcdSink(const std::string& path) : path_(path), f_(path) {
+    if (!f_) throw std::runtime_error("cannot write the waveform file " + path);
+    f_ << "$date fabricsim $end\n$version fabricsim waveform $end\n$timescale 1ps $end\n";
+  }
+  void scope(const std::string& name) override { f_ << "$scope module " << name << " $end\n"; }
+  void upscope() override { f_ << "$upscope $end\n"; }
+  void var(int id, const std::string& name, int width) override {
+    f_ << "$var wire " << width << " " << vcd_id(id) << " " << name << " $end\n";
+  }
+  void start(Ps t) override { f_ << "$enddefinitions $end\n#" << t << "\n$dumpvars\n"; }
+  void initial_done() override { f_ << "$end\n"; }
+  void time(Ps t) override { f_ << "#" << t << "\n"; }
+  void value(int id, std::int64_t v, int width) override { f_ << bits(v, width) << vcd_id(id) << "\n"; }
+  void close(Ps end) override {
+    f_ << "#" << end << "\n";
+    f_.close();
+    if (!f_) throw std::runtime_error("error writing the waveform file " + path_);
+  }
+
+ private:
+  std::string path_;
+  std::ofstream f_;
+};
+
+class FstSink final : public WaveSink {
+ public:
+  explicit FstSink(const std::string& path) : path_(path), ctx_(fst_open(path)) {
+    if (!ctx_) throw std::runtime_error("cannot write the waveform file " + path);
+  }
+  ~FstSink() override {
+    if (ctx_) fst_close(ctx_);
+  }
+  void scope(const std::string& name) override { fst_scope(ctx_, name); }
+  void upscope() override { fst_upscope(ctx_); }
+  void var(int id, const std::string& name, int width) override {
+    if (handles_.size() <= static_cast<std::size_t>(id)) handles_.resize(static_cast<std::size_t>(id) + 1);
+    handles_[static_cast<std::size_t>(id)] = fst_var(ctx_, name, width);
+  }
+  void start(Ps t) override { fst_time(ctx_, t); }
+  void initial_done() override {}
+  void time(Ps t) override { fst_time(ctx_, t); }
+  void value(int id, std::int64_t v, int width) override {
+    std::string b(static_cast<std::size_t>(width), '0');
+    for (int k = 0; k < width; ++k)
+      if ((static_cast<std::uint64_t>(v) >> k) & 1u) b[static_cast<std::size_t>(width - 1 - k)] = '1';
+    fst_value(ctx_, handles_[static_cast<std::size_t>(id)], b.c_str());
+  }
+  void close(Ps end) override {
+    fst_time(ctx_, end);
+    fst_close(ctx_);
+    ctx_ = nullptr;
+  }
+
+ private:
+  std::string path_;
+  void* ctx_;
+  std::vector<std::uint32_t> handles_;
+};
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+}  // namespace
+
 void WaveTrace::write(Ps end_of_run) {
-  std::ofstream f(options_.path);
-  if (!f) throw std::runtime_error("cannot write the waveform file " + options_.path);
-  f << "$date fabricsim $end\n$version fabricsim waveform $end\n$timescale 1ps $end\n";
+  std::unique_ptr<WaveSink> sink;
+  if (ends_with(options_.path, ".fst"))
+    sink = std::make_unique<FstSink>(options_.path);
+  else
+    sink = std::make_unique<VcdSink>(options_.path);
   // Scopes: signals sorted by name, so each scope opens once.
   std::vector<int> order(signals_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -100,25 +189,24 @@ void WaveTrace::write(Ps end_of_run) {
     parts.pop_back();
     std::size_t common = 0;
     while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
-    for (std::size_t k = open.size(); k > common; --k) f << "$upscope $end\n";
+    for (std::size_t k = open.size(); k > common; --k) sink->upscope();
     open.resize(common);
     for (std::size_t k = common; k < parts.size(); ++k) {
-      f << "$scope module " << parts[k] << " $end\n";
+      sink->scope(parts[k]);
       open.push_back(parts[k]);
     }
-    f << "$var wire " << s.width << " " << vcd_id(i) << " " << var << " $end\n";
+    sink->var(i, var, s.width);
   }
-  for (std::size_t k = open.size(); k > 0; --k) f << "$upscope $end\n";
-  f << "$enddefinitions $end\n";
+  for (std::size_t k = open.size(); k > 0; --k) sink->upscope();
 
   std::vector<std::int64_t> value(signals_.size());
   const Ps start = options_.begin;
-  f << "#" << start << "\n$dumpvars\n";
+  sink->start(start);
   for (std::size_t i = 0; i < signals_.size(); ++i) {
     value[i] = signals_[i].base;
-    f << bits(value[i], signals_[i].width) << vcd_id(static_cast<int>(i)) << "\n";
+    sink->value(static_cast<int>(i), value[i], signals_[i].width);
   }
-  f << "$end\n";
+  sink->initial_done();
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
     return a.t != b.t ? a.t < b.t : a.seq < b.seq;
   });
@@ -135,17 +223,15 @@ void WaveTrace::write(Ps end_of_run) {
         touched.push_back(c.id);
       }
     }
-    f << "#" << t << "\n";
+    sink->time(t);
     for (int id : touched) {
-      f << bits(value[static_cast<size_t>(id)], signals_[static_cast<size_t>(id)].width)
-        << vcd_id(id) << "\n";
+      sink->value(id, value[static_cast<size_t>(id)], signals_[static_cast<size_t>(id)].width);
       moved[static_cast<size_t>(id)] = 0;
       ++written_;
     }
     touched.clear();
   }
-  f << "#" << std::max(end_of_run, changes_.empty() ? start : changes_.back().t) << "\n";
-  if (!f) throw std::runtime_error("error writing the waveform file " + options_.path);
+  sink->close(std::max(end_of_run, changes_.empty() ? start : changes_.back().t));
 }
 
 void parse_wave_window(const std::string& text, Ps& begin, Ps& end) {

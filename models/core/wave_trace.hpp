@@ -1,5 +1,5 @@
-// Waveforms of a run, written as a VCD file (GTKWave and every waveform
-// viewer read it). Plain C++: the models register signals by hierarchical
+// Waveforms of a run, written as VCD (every waveform viewer reads it) or,
+// for a path ending in .fst, as GTKWave's FST. Plain C++: the models register signals by hierarchical
 // name (dots become VCD scopes, so `fabric.sw0.in3.occupancy` is found under
 // fabric > sw0 > in3) and report changes with their simulated time.
 //

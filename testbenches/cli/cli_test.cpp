@@ -130,9 +130,9 @@ TEST(Cli, WaveOptions) {
   std::string vcd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(vcd.find("$scope module sw0 $end"), std::string::npos);
   EXPECT_NE(vcd.find("occupancy"), std::string::npos);
-  r = sh("run " + kSmall + " --out " + dir + " --wave " + dir + "/w.fst");
+  r = sh("run " + kSmall + " --out " + dir + " --wave " + dir + "/w.fsdb");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("--wave=" + dir + "/w.fst: the waveform file must end in .vcd"),
+  EXPECT_NE(r.output.find("--wave=" + dir + "/w.fsdb: the waveform file must end in .vcd or .fst"),
             std::string::npos)
       << r.output;
   r = sh("run " + kSmall + " --out " + dir + " --wave " + dir + "/w.vcd --wave-window 5:3");
