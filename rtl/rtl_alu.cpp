@@ -22,8 +22,8 @@ constexpr std::size_t kBeatBytes = kLanes * 4;
 // dtype first comes (a run reduces one dtype).
 struct RtlAlu::Impl {
   virtual ~Impl() = default;
-  // Streams `bytes` through the ALU; returns the clocks it took.
-  virtual std::uint64_t run(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
+  // Streams `bytes` through the ALU, counting the beats it took.
+  virtual void run(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
                             std::size_t bytes, std::uint64_t& beats) = 0;
 };
 
@@ -45,12 +45,11 @@ class Alu final : public RtlAlu::Impl {
   // Streams the payload in 256-B beats (the tail beat zero-padded: padding
   // lanes are computed and dropped), one beat offered per cycle, results
   // collected as they come out; little-endian bytes map to lanes directly.
-  std::uint64_t run(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
-                    std::size_t bytes, std::uint64_t& beats) override {
+  void run(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in, std::size_t bytes,
+           std::uint64_t& beats) override {
     auto& top = top_;
     const std::size_t n_beats = (bytes + kBeatBytes - 1) / kBeatBytes;
     std::size_t sent = 0, got = 0;
-    std::uint64_t clocks = 0;
     top.in_dtype = static_cast<std::uint8_t>(t);
     top.in_op = static_cast<std::uint8_t>(op);
     top.out_ready = 1;
@@ -85,7 +84,6 @@ class Alu final : public RtlAlu::Impl {
       stale = false;
       top.clk = 1;
       top.eval();
-      ++clocks;
       if (took) {
         ++sent;
         ++beats;
@@ -93,7 +91,6 @@ class Alu final : public RtlAlu::Impl {
     }
     stale_ = true;
     top.in_valid = 0;
-    return clocks;
   }
 
  private:
@@ -127,7 +124,7 @@ void RtlAlu::accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t
       case DType::kInt32: impl = std::make_unique<Alu<Vreduction_alu64_int32>>(); break;
     }
   }
-  cycles_ += impl->run(op, t, acc, in, bytes, beats_);
+  impl->run(op, t, acc, in, bytes, beats_);
 }
 
 AluFactory RtlAlu::factory() {

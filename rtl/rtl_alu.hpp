@@ -21,7 +21,6 @@ class RtlAlu final : public AluBackend {
   void accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
                   std::size_t bytes) override;
   std::uint64_t beats() const override { return beats_; }
-  std::uint64_t cycles() const { return cycles_; }
 
   static AluFactory factory();
 
@@ -30,7 +29,6 @@ class RtlAlu final : public AluBackend {
  private:
   std::unique_ptr<Impl> impls_[4];  // [dtype], made on first use
   std::uint64_t beats_ = 0;
-  std::uint64_t cycles_ = 0;
 };
 
 }  // namespace fabricsim

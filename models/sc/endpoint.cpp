@@ -210,7 +210,7 @@ void Endpoint::try_link(int l) {
 void Endpoint::answer(Port& port, Ps t) {
   const Answer a = port.answers.front();
   port.answers.pop_front();
-  ports_[a.rx_port].rx->return_credits(a.rx_vc, 1, t);  // the request leaves our buffer
+  a.held.release(t);  // the request leaves our buffer
   ++generated_;  // made here, sent at once
   send(port, PacketKind::kMemReadData, a.t_gen, a.addr, a.requester, flits_, request_vcs_, t);
 }
@@ -279,19 +279,19 @@ void Endpoint::handle(const Item& item) {
         // request keeps its buffer space until then.
         const int l = pick_link(p.addr);
         ports_[static_cast<size_t>(l)].answers.push_back(
-            Answer{p.t_gen, p.addr, p.src, static_cast<std::uint16_t>(item.b), p.vc});
+            Answer{p.t_gen, p.addr, p.src, HeldCredits{rx, p.vc, p.flits}});
         pool_.release(id);
         try_link(l);
         break;
       }
-      if (p.kind == PacketKind::kMemReadData) {
-        --reads_in_flight_;
-        ++reads_completed_;
-      }
+      // The last slot freeing: a read that waited for it may go now (only
+      // then: trying every link per response would cost O(links) each).
+      const bool freed_last_slot =
+          p.kind == PacketKind::kMemReadData && reads_in_flight_-- == outstanding_reads_;
+      if (p.kind == PacketKind::kMemReadData) ++reads_completed_;
       rx->return_credits(p.vc, p.flits, t);
-      const bool freed_slot = p.kind == PacketKind::kMemReadData;
       pool_.release(id);
-      if (freed_slot)  // a read waiting for a slot may go now
+      if (freed_last_slot)
         for (std::size_t l = 0; l < ports_.size(); ++l) try_link(static_cast<int>(l));
       break;
     }

@@ -87,14 +87,13 @@ class Endpoint : public TimedModule {
     std::int32_t dst;
     bool read;
   };
-  // A read we must answer: the request's place in our receive buffer (link
-  // rx_port, its VC) is held until the data leaves.
+  // A read we must answer: the request's place in our receive buffer is
+  // held until the data leaves.
   struct Answer {
     Ps t_gen;  // the read's generation time (travels back with the data)
     std::uint64_t addr;
     std::int32_t requester;
-    std::uint16_t rx_port;
-    std::uint8_t rx_vc;
+    HeldCredits held;
   };
   struct Port {
     Link* tx = nullptr;

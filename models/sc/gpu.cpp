@@ -72,7 +72,7 @@ PacketId Gpu::make_read_response(Port& port) {
   const ReadReq r = port.reads.front();
   port.reads.pop_front();
   // The request leaves our receive buffer now: its credit goes back.
-  ports_[r.rx_port].rx->return_credits(r.rx_vc, r.rx_flits, now());
+  r.held.release(now());
   const PacketId id = make_packet(0, r.first, r.count);
   Packet& p = pool_.get(id);
   p.kind = PacketKind::kReadResp;

@@ -52,17 +52,13 @@ class Gpu : public TimedModule {
  private:
   enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18 };
   static constexpr int kMcStep = 0xFFFF;  // packet step of multicast data
-  // A read the switch asked of us (for an ld_reduce), not yet answered. The
-  // request keeps its place (and credit) in the receive buffer of link
-  // `rx_port` until its response is made, so the switch's reads are flow
-  // controlled by our response bandwidth.
+  // A read the switch asked of us (for an ld_reduce), not yet answered: the
+  // request keeps its place in our receive buffer until its response is made.
   struct ReadReq {
     std::uint64_t first;
     std::uint32_t count;
     std::uint16_t group;
-    std::uint16_t rx_port;
-    std::uint8_t rx_vc;
-    std::uint16_t rx_flits;
+    HeldCredits held;
   };
   struct Port {
     Link* tx = nullptr;

@@ -161,7 +161,7 @@ void Gpu::receive(const Packet& in) {
     const int l = pick_link(in.addr);
     ports_[static_cast<size_t>(l)].reads.push_back(
         ReadReq{first, static_cast<std::uint32_t>(count), in.group,
-                static_cast<std::uint16_t>(in.out_port), in.vc, in.flits});
+                HeldCredits{ports_[static_cast<size_t>(in.out_port)].rx, in.vc, in.flits}});
     try_link(l);
     return;
   }

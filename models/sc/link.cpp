@@ -77,6 +77,8 @@ void Link::return_credits(int vc, int flits, Ps when) {
   }
 }
 
+void HeldCredits::release(Ps t) const { link->return_credits(vc, flits, t); }
+
 void Link::absorb(Ps now) {
   while (!returns_.empty() && returns_.front().t <= now) {
     const Return& r = returns_.front();

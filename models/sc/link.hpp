@@ -40,6 +40,18 @@ struct Window {
   Ps length() const { return end - begin; }
 };
 
+class Link;
+
+// A packet a receiver keeps in its buffer past its arrival (a read request
+// waiting for its answer): its credits go back to the sender only when it is
+// released, so the sender is flow-controlled by the receiver's answers.
+struct HeldCredits {
+  Link* link = nullptr;
+  std::uint8_t vc = 0;
+  std::uint16_t flits = 0;
+  void release(Ps t) const;
+};
+
 class Link {
  public:
   Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window);

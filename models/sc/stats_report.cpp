@@ -217,6 +217,8 @@ nlohmann::json Fabric::stats() const {
           {"table_entries", cfg_.reduction.table_entries},
           {"occupancy_mean", w > 0 ? es.occupancy_integral / w : 0.0},
           {"occupancy_max", es.max_occupancy},
+          {"replication_slots", cfg_.reduction.replication_slots},
+          {"replication_slots_max", es.max_slots},
           {"completed", es.completed},
           {"contributions", es.contributions},
           {"wait_for_last_ns_mean", es.completed ? es.wait_sum_ns / es.completed : 0.0},

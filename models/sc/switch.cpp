@@ -700,29 +700,27 @@ void Switch::allocate(Ps e) {
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
   Share& sh = share_[n];
   std::size_t free = engine_free(n);
-  if (sh.wanted.size() > free) {
-    const int start = sh.rr;
-    std::stable_sort(sh.wanted.begin(), sh.wanted.end(),
-                     [&](const std::pair<int, int>& a, const std::pair<int, int>& b) {
-                       return (a.first - start + xports_) % xports_ <
-                              (b.first - start + xports_) % xports_;
-                     });
-  }
+  // `wanted` is in input order (built over active_): serve inputs from
+  // sh.rr on, then wrap around, one resource per input.
+  const int start = free < sh.wanted.size() ? sh.rr : 0;
   int last = -1;
-  for (const auto& [i, o] : sh.wanted) {
-    if (free > 0 && i != last) {
-      --free;
-      requests_.rows[static_cast<size_t>(i)].set(o);
-      sh.given[static_cast<size_t>(i)] = o;
-      sh.given_list.push_back(i);
-      last = i;
-      sh.rr = (i + 1) % xports_;
-    } else if (engine_free(n) > 0) {
-      // Free ones, all promised to other requests this edge: one of those
-      // may lose arbitration, so look again next edge.
-      wake = std::min(wake, e + cycle_ps_);
-    } else {
-      engine_waiter_ = true;  // woken when a reduction completes or a slot frees
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& [i, o] : sh.wanted) {
+      if ((pass == 0) != (i >= start)) continue;
+      if (free > 0 && i != last) {
+        --free;
+        requests_.rows[static_cast<size_t>(i)].set(o);
+        sh.given[static_cast<size_t>(i)] = o;
+        sh.given_list.push_back(i);
+        last = i;
+        sh.rr = (i + 1) % xports_;
+      } else if (engine_free(n) > 0) {
+        // Free ones, all promised to other requests this edge: one of those
+        // may lose arbitration, so look again next edge.
+        wake = std::min(wake, e + cycle_ps_);
+      } else {
+        engine_waiter_ = true;  // woken when a reduction completes or a slot frees
+      }
     }
   }
   sh.wanted.clear();
@@ -862,6 +860,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     if (n == kNeedSlot) {
       ++slots_held_;
       p.engine_slot = true;
+      if (window_.contains(e))
+        engine_stats_.max_slots = std::max(engine_stats_.max_slots, static_cast<int>(slots_held_));
       if (wave_) wave_->add(w_slots_, e, 1);
     } else if (n == kNeedTable) {
       if (wave_) wave_->add(w_table_, e, 1);

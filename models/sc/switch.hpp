@@ -72,6 +72,7 @@ class Switch : public TimedModule {
     std::uint64_t contributions = 0;  // contributions folded (in the window)
     double occupancy_integral = 0;    // entries x ps (window)
     int max_occupancy = 0;
+    int max_slots = 0;                // replication slots held at once (window)
     double wait_sum_ns = 0;           // first to last contribution, per completed entry
     double wait_max_ns = 0;
     Ps alu_busy = 0;                  // ps (window)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/collective.hpp"
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
@@ -265,6 +266,8 @@ TEST(Collective, OneReplicationSlotBackPressuresWithoutLoss) {
   for (auto& [name, l] : s["links"].items())
     if (name.find(".tx") != std::string::npos) stall += l["credit_stall_ns"].get<double>();
   EXPECT_GT(stall, 0.0);
+  // The limit held (with 256 slots this run holds up to 195 at once, measured).
+  EXPECT_EQ(s["switches"]["fabric.sw0"]["reduction_engine"]["replication_slots_max"].get<int>(), 1);
   const auto& k = s["conservation"];
   EXPECT_EQ(k["multicast_copies"].get<std::uint64_t>(), 4 * k["injected"].get<std::uint64_t>());
 }
@@ -308,9 +311,16 @@ TEST(Collective, DirectAllReduceExact) {
                       "collective.min_bytes=2", "collective.max_bytes=300000",
                       "collective.step_factor=7"});
   expect_exact(s, 5, 1);
-  // Each GPU sends its buffer n-1 times: (n-1) x n x slices packets.
+  // Each of the 5 GPUs sends every slice of its buffer to the 4 others: 20
+  // packets per slice (128 fp16 elements), and nothing else.
+  std::uint64_t packets = 0;
+  for (const auto& r : s["collectives"]["rows"]) {
+    const RingPlan plan{5, r["count"].get<std::uint64_t>(), 128};
+    for (int c = 0; c < 5; ++c) packets += 20 * plan.slices(c);
+  }
   const auto& k = s["conservation"];
-  EXPECT_EQ(k["delivered"].get<std::uint64_t>(), k["injected"].get<std::uint64_t>());
+  EXPECT_EQ(k["injected"].get<std::uint64_t>(), packets);
+  EXPECT_EQ(k["delivered"].get<std::uint64_t>(), packets);
 }
 
 TEST(Collective, DirectAllReduceExactOnDgxH100) {
