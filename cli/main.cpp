@@ -28,8 +28,10 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing on success");
   run_cmd->add_option("--wave", run.wave,
                       "write waveforms of every link and switch to this file (.vcd or .fst)");
+  run_cmd->add_option("--wave-rtl", run.wave_rtl,
+                      "write the reduction ALUs' RTL signals (Verilator tracing) to this .fst file");
   run_cmd->add_option("--wave-scope", run.wave_scope,
-                      "only signals whose full name matches this glob, e.g. 'fabric.sw0.*'");
+                      "only signals (and RTL ALUs) whose full name matches this glob, e.g. 'fabric.sw0.*'");
   run_cmd->add_option("--wave-window", run.wave_window,
                       "only changes in START_NS:END_NS (either side may be empty)");
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "models/core/errors.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
+#include "rtl/rtl_wave.hpp"
 
 namespace fabricsim {
 
@@ -92,36 +94,54 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
 
-  WaveTrace::Options wave;
-  if (!opts.wave.empty()) {
-    const std::string& w = opts.wave;
-    const bool vcd = w.size() >= 4 && w.compare(w.size() - 4, 4, ".vcd") == 0;
-    const bool fst = w.size() >= 4 && w.compare(w.size() - 4, 4, ".fst") == 0;
-    if (!vcd && !fst) {
-      fmt::print(stderr,
-                 "fabricsim: error: --wave={}: the waveform file must end in .vcd or .fst "
-                 "(the format follows the name)\n",
-                 w);
+  // --wave and --wave-rtl share the scope and the window.
+  auto ends_with = [](const std::string& s, const char* suffix) {
+    const std::size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+  };
+  if (!opts.wave.empty() && !ends_with(opts.wave, ".vcd") && !ends_with(opts.wave, ".fst")) {
+    fmt::print(stderr,
+               "fabricsim: error: --wave={}: the waveform file must end in .vcd or .fst "
+               "(the format follows the name)\n",
+               opts.wave);
+    return 2;
+  }
+  if (!opts.wave_rtl.empty() && !ends_with(opts.wave_rtl, ".fst")) {
+    fmt::print(stderr,
+               "fabricsim: error: --wave-rtl={}: the RTL waveform file must end in .fst "
+               "(Verilator's FST tracing)\n",
+               opts.wave_rtl);
+    return 2;
+  }
+  Ps window_begin = 0, window_end = kNever;
+  if (!opts.wave_window.empty()) {
+    try {
+      parse_wave_window(opts.wave_window, window_begin, window_end);
+    } catch (const ConfigError& e) {
+      fmt::print(stderr, "fabricsim: error: {}\n", e.what());
       return 2;
     }
-    wave.path = w;
-    wave.scope = opts.wave_scope;
-    const auto parent = std::filesystem::path(w).parent_path();
-    std::error_code dir_ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, dir_ec);
-    if (!opts.wave_window.empty()) {
-      try {
-        parse_wave_window(opts.wave_window, wave.begin, wave.end);
-      } catch (const ConfigError& e) {
-        fmt::print(stderr, "fabricsim: error: {}\n", e.what());
-        return 2;
-      }
-    }
   }
+  for (const std::string* w : {&opts.wave, &opts.wave_rtl}) {
+    const auto parent = std::filesystem::path(*w).parent_path();
+    std::error_code dir_ec;
+    if (!w->empty() && !parent.empty()) std::filesystem::create_directories(parent, dir_ec);
+  }
+  const bool rtl_wave_wanted = !opts.wave_rtl.empty();
+  if (rtl_wave_wanted && !uses_reduction_engine(cfg)) {
+    fmt::print(stderr,
+               "fabricsim: error: --wave-rtl={}: this configuration uses no reduction engine "
+               "(it needs a collective with reduction.ports > 0 and an in-switch algorithm: "
+               "collective.algorithm=nvls or push)\n",
+               opts.wave_rtl);
+    return 2;
+  }
+  RtlWave rtl_wave({opts.wave_rtl, opts.wave_scope, window_begin, window_end});
 
   const auto t0 = std::chrono::steady_clock::now();
   Fabric fabric("fabric", cfg, RtlAlu::factory());
-  if (!wave.path.empty()) fabric.enable_wave(wave);
+  if (!opts.wave.empty()) fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end});
+  if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
   const bool ok = fabric.run();
   const double host_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -61,4 +61,37 @@ std::map<std::string, std::size_t> fst_count_changes(const std::string& path) {
   return out;
 }
 
+std::vector<std::pair<std::uint64_t, std::string>> fst_changes(const std::string& path,
+                                                               const std::string& name) {
+  std::vector<std::pair<std::uint64_t, std::string>> out;
+  void* r = fstReaderOpen(path.c_str());
+  if (!r) return out;
+  std::string scope;
+  std::vector<std::size_t> marks;
+  fstHandle want = 0;
+  while (fstHier* h = fstReaderIterateHier(r)) {
+    if (h->htyp == FST_HT_SCOPE) {
+      marks.push_back(scope.size());
+      scope += std::string(h->u.scope.name) + ".";
+    } else if (h->htyp == FST_HT_UPSCOPE) {
+      scope.resize(marks.back());
+      marks.pop_back();
+    } else if (h->htyp == FST_HT_VAR && scope + h->u.var.name == name) {
+      want = h->u.var.handle;
+    }
+  }
+  if (want != 0) {
+    fstReaderSetFacProcessMask(r, want);
+    fstReaderIterBlocks(
+        r,
+        [](void* user, uint64_t t, fstHandle, const unsigned char* v) {
+          static_cast<std::vector<std::pair<std::uint64_t, std::string>>*>(user)->emplace_back(
+              t, reinterpret_cast<const char*>(v));
+        },
+        &out, nullptr);
+  }
+  fstReaderClose(r);
+  return out;
+}
+
 }  // namespace fabricsim

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fabricsim {
 
@@ -18,5 +20,9 @@ void fst_close(void* ctx);
 // Reading back (tests): value changes per full signal name ("a.b.sig"),
 // the initial dump included. Empty if the file cannot be read.
 std::map<std::string, std::size_t> fst_count_changes(const std::string& path);
+// Every change of one signal (full name; aliases work): time and value bits,
+// msb first. Empty if the file cannot be read or has no such signal.
+std::vector<std::pair<std::uint64_t, std::string>> fst_changes(const std::string& path,
+                                                               const std::string& name);
 
 }  // namespace fabricsim

@@ -181,6 +181,14 @@ bool Fabric::finish() {
       return false;
     }
   }
+  if (fold_sink_) {
+    try {
+      fold_sink_->finish(end);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      return false;
+    }
+  }
   return true;
 }
 
@@ -188,6 +196,12 @@ void Fabric::enable_wave(WaveTrace::Options o) {
   wave_ = std::make_unique<WaveTrace>(std::move(o));
   for (auto& l : links_) l->trace(*wave_);
   for (auto& sw : switches_) sw->trace(*wave_);
+}
+
+void Fabric::enable_fold_trace(FoldSink& sink) {
+  fold_sink_ = &sink;
+  for (auto& sw : switches_)
+    if (sw->has_engine()) sw->trace_folds(sink);
 }
 
 void Fabric::check_end_of_run(Ps end) {

@@ -16,6 +16,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/topology.hpp"
 #include "models/core/traffic_pattern.hpp"
+#include "models/core/fold_trace.hpp"
 #include "models/core/wave_trace.hpp"
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
@@ -84,6 +85,9 @@ class Fabric : public sc_core::sc_module {
   // `o.scope`, inside [o.begin, o.end]; call before run(). Written by finish().
   void enable_wave(WaveTrace::Options o);
   const WaveTrace* wave() const { return wave_.get(); }
+  // Every reduction-engine fold goes to `sink` too (--wave-rtl: replayed
+  // through a traced RTL ALU); the sink outlives the run, finish() closes it.
+  void enable_fold_trace(FoldSink& sink);
 
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;
@@ -114,6 +118,7 @@ class Fabric : public sc_core::sc_module {
   bool checked_ = false;
   bool finished_ = false;
   std::unique_ptr<WaveTrace> wave_;
+  FoldSink* fold_sink_ = nullptr;
 };
 
 }  // namespace fabricsim

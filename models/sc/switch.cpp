@@ -156,7 +156,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = c.payload;
     } else {
-      alu_->accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(c.payload), c.bytes);
+      fold(c, payloads_->data(e.acc), payloads_->data(c.payload), t);
       payloads_->release(c.payload);
     }
     ++e.next_member;
@@ -174,7 +174,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = in;  // the first member's data starts the fold
     } else {
-      alu_->accumulate(redop_, dtype_, payloads_->data(e.acc), payloads_->data(in), c.bytes);
+      fold(c, payloads_->data(e.acc), payloads_->data(in), t);
       payloads_->release(in);
     }
     ++e.next_member;
@@ -446,6 +446,26 @@ void Switch::trace(WaveTrace& w) {
       w_engine_tag_.push_back(w.signal(port + ".tag", 16));
     }
   }
+}
+
+void Switch::trace_folds(FoldSink& sink) {
+  fold_sink_ = &sink;
+  fold_alu_.clear();
+  for (int k = 0; k < engine_ports_; ++k)
+    fold_alu_.push_back(sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
+}
+
+void Switch::fold(const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+  // Every contribution of an entry comes through the port its address maps to.
+  const int sink_alu = fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
+  if (sink_alu < 0 || !fold_sink_->wants(t)) {
+    alu_->accumulate(redop_, dtype_, acc, in, c.bytes);
+    return;
+  }
+  fold_before_.assign(acc, acc + c.bytes);
+  alu_->accumulate(redop_, dtype_, acc, in, c.bytes);
+  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), redop_, dtype_,
+                   fold_before_.data(), in, acc, c.bytes);
 }
 
 void Switch::arrive(PacketId id, int port) {

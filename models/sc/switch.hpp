@@ -32,6 +32,7 @@
 
 #include "models/core/allocator.hpp"
 #include "models/core/alu_backend.hpp"
+#include "models/core/fold_trace.hpp"
 #include "models/core/config.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
@@ -105,6 +106,8 @@ class Switch : public TimedModule {
   // engine port .engine.port<k>.valid / .tag (a packet entering: its port
   // and ALU time; the low 16 bits of its table key).
   void trace(WaveTrace& w);
+  // Reports every engine fold to `sink` (--wave-rtl): one ALU per engine port.
+  void trace_folds(FoldSink& sink);
   // Adds the share of packets still queued at `end` to the occupancy mean.
   void finish(Ps end);
   // Throws InvariantError if output-buffer space is not conserved, or if a
@@ -160,6 +163,8 @@ class Switch : public TimedModule {
   void share_engine(Need n, Ps e, Ps& wake);
   void release_slot(Ps t);
   void engine_fold(PacketId id);
+  // acc = acc op in through the backend (and the fold sink, if any).
+  void fold(const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
   void engine_track(Ps t);
   // Queues a unicast packet made by the engine at engine port `port`'s input.
   void inject_from_engine(PacketId id, int port, Ps t);
@@ -318,6 +323,9 @@ class Switch : public TimedModule {
   WaveTrace* wave_ = nullptr;
   int w_table_ = -1, w_slots_ = -1;
   std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
+  FoldSink* fold_sink_ = nullptr;
+  std::vector<int> fold_alu_;             // [engine port] -> sink id, -1
+  std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
   const bool arrival_order_;           // reduction.order=arrival
   std::size_t slot_capacity_;          // reduction.replication_slots

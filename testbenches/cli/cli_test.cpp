@@ -142,6 +142,29 @@ TEST(Cli, WaveOptions) {
   fs::remove_all(dir);
 }
 
+// --wave-rtl: an NVLS all-reduce writes the RTL ALUs' FST next to the
+// fabric's; a .vcd name, or a run without a reduction engine, exit 2 saying why.
+TEST(Cli, WaveRtlOptions) {
+  const std::string dir = temp_dir("wave_rtl");
+  const std::string nvls = kSrc + "/configs/dgx-h100-allreduce.yaml --set collective.algorithm=nvls "
+                           "--set collective.max_bytes=4096 --set reduction.alu=rtl";
+  Result r = sh("run " + nvls + " --quiet --out " + dir + " --wave-rtl " + dir +
+                "/alu.fst --wave " + dir + "/fabric.fst --wave-scope 'fabric.sw0.*'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_GT(fs::file_size(dir + "/alu.fst"), 0u);
+  EXPECT_GT(fs::file_size(dir + "/fabric.fst"), 0u);
+  r = sh("run " + nvls + " --out " + dir + " --wave-rtl " + dir + "/alu.vcd");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--wave-rtl=" + dir + "/alu.vcd: the RTL waveform file must end in .fst"),
+            std::string::npos)
+      << r.output;
+  r = sh("run " + kSmall + " --out " + dir + " --wave-rtl " + dir + "/alu.fst");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("this configuration uses no reduction engine"), std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ParamsListsEveryKeyWithTypeUnitDefaultRange) {
   const Result r = sh("params");
   ASSERT_EQ(r.status, 0);

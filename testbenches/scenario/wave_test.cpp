@@ -17,6 +17,8 @@
 #include "models/core/config.hpp"
 #include "models/core/fst_writer.hpp"
 #include "models/sc/fabric.hpp"
+#include "rtl/rtl_alu.hpp"
+#include "rtl/rtl_wave.hpp"
 
 namespace fabricsim {
 namespace {
@@ -207,6 +209,61 @@ TEST(Wave, EngineTableMatchesItsStatistics) {
   }
   EXPECT_EQ(entered, s["switches"]["fabric.sw0"]["reduction_engine"]["contributions"].get<std::size_t>());
   std::remove(path.c_str());
+}
+
+// --wave-rtl on a fabric: every fold of the scoped switch's engine is
+// replayed through the traced RTL (and checked bit for bit against the
+// co-simulated ALU's result), one ALU per engine port, and nothing of the
+// other switches is traced. Each fold lands at or after the moment the
+// fabric's waveform shows its contribution entering the engine port.
+TEST(Wave, RtlWaveReplaysEveryFoldOfTheScopedSwitch) {
+  const Config c = load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml",
+                               {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                                "collective.algorithm=nvls", "collective.dtype=bf16",
+                                "collective.min_bytes=1024", "collective.max_bytes=65536",
+                                "collective.step_factor=8", "reduction.alu=rtl"});
+  Fabric f("fabric", c, RtlAlu::factory());
+  const std::string path = temp_path("rtl") + ".fst";
+  const std::string fabric_path = temp_path("rtl_fabric");
+  RtlWave rtl({path, "fabric.sw1.*", 0, kNever});
+  f.enable_wave({fabric_path, "fabric.sw1.engine.*", 0, kNever});
+  f.enable_fold_trace(rtl);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  const auto& e = s["switches"]["fabric.sw1"]["reduction_engine"];
+  // A reduction of n contributions folds n - 1 times (the first starts it).
+  const auto folds = e["contributions"].get<std::uint64_t>() - e["completed"].get<std::uint64_t>();
+  ASSERT_GT(folds, 0u);
+  EXPECT_EQ(rtl.folds(), folds);
+  EXPECT_EQ(rtl.beats_checked(), folds);  // 256-B payloads: one beat each
+  EXPECT_EQ(rtl.alus_traced(), 4u);       // the preset's 4 engine ports
+  std::size_t in_valid_rises = 0;
+  for (int k = 0; k < 4; ++k) {
+    const auto ch = fst_changes(path, "fabric.sw1.engine.alu" + std::to_string(k) + ".in_valid");
+    ASSERT_FALSE(ch.empty()) << k;
+    for (const auto& [t, v] : ch) in_valid_rises += v == "1";
+  }
+  EXPECT_GT(in_valid_rises, 0u);
+  EXPECT_LE(in_valid_rises, folds);  // back-to-back folds keep in_valid up
+  for (const auto& [name, n] : fst_count_changes(path))
+    EXPECT_EQ(name.rfind("fabric.sw1.engine.alu", 0), 0u) << name;
+  // The first fold cannot precede the first contribution entering a port.
+  const Vcd v = read_vcd(fabric_path);
+  long long first_entry = -1;
+  for (int k = 0; k < 4; ++k) {
+    const std::string vid = v.id_of.at("fabric.sw1.engine.port" + std::to_string(k) + ".valid");
+    if (!v.changes.count(vid)) continue;
+    for (const auto& [t, x] : v.changes.at(vid))
+      if (x == 1 && (first_entry < 0 || t < first_entry)) first_entry = t;
+  }
+  std::uint64_t first_fold = kNever;
+  for (int k = 0; k < 4; ++k)
+    for (const auto& [t, x] : fst_changes(path, "fabric.sw1.engine.alu" + std::to_string(k) + ".in_valid"))
+      if (x == "1") first_fold = std::min<std::uint64_t>(first_fold, t);
+  ASSERT_GE(first_entry, 0);
+  EXPECT_GE(first_fold, static_cast<std::uint64_t>(first_entry));
+  std::remove(path.c_str());
+  std::remove(fabric_path.c_str());
 }
 
 }  // namespace
