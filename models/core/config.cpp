@@ -15,6 +15,10 @@ const std::vector<std::pair<std::string, Queueing>> kQueueing = {
     {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
 const std::vector<std::pair<std::string, Multicast>> kMulticast = {
     {"engine", Multicast::kEngine}, {"crossbar", Multicast::kCrossbar}};
+const std::vector<std::pair<std::string, Fec>> kFecs = {{"none", Fec::kNone},
+                                                         {"rs544", Fec::kRs544}};
+const std::vector<std::pair<std::string, Retry>> kRetries = {{"none", Retry::kNone},
+                                                             {"go_back_n", Retry::kGoBackN}};
 const std::vector<std::pair<std::string, AluKind>> kAluKinds = {{"model", AluKind::kModel},
                                                                  {"rtl", AluKind::kRtl}};
 const std::vector<std::pair<std::string, FoldOrder>> kFoldOrders = {
@@ -66,6 +70,8 @@ bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 std::string to_string(Queueing q) { return name_of(kQueueing, q); }
 std::string to_string(Multicast m) { return name_of(kMulticast, m); }
+std::string to_string(Fec f) { return name_of(kFecs, f); }
+std::string to_string(Retry r) { return name_of(kRetries, r); }
 std::string to_string(AllocatorKind a) { return name_of(kAllocators, a); }
 std::string to_string(Pattern p) { return name_of(kPatterns, p); }
 std::string to_string(TopologyKind k) { return name_of(kTopologies, k); }
@@ -225,6 +231,29 @@ Schema<Config> config_schema() {
              true);
   s.add_int("link.flit_bytes", &C::link, &LinkConfig::flit_bytes, "B", 4, 1024,
             "flit size: the unit of serialization and of credits");
+  s.add_real("link.ber", &C::link, &LinkConfig::ber, "", 0, 0.1,
+             "bit error rate on the wire, before FEC (0: an error-free link)");
+  s.add_real("link.burst_bits", &C::link, &LinkConfig::burst_bits, "bits", 1, 10000,
+             "bits corrupted by one error event (1: independent bit errors; the event rate is "
+             "ber / burst_bits, so the bit error rate stays link.ber)");
+  s.add_choice("link.fec", &C::link, &LinkConfig::fec, kFecs,
+               "forward error correction: none, or rs544 = RS(544,514) over 10-bit symbols, "
+               "up to 15 symbol errors corrected per codeword; adds one codeword time at the "
+               "lane rate plus link.fec_decode_ns to every flit's latency");
+  s.add_real("link.fec_decode_ns", &C::link, &LinkConfig::fec_decode_ns, "ns", 0, 10000,
+             "FEC decoder latency (assumption: public figures give ~100 ns for codeword plus "
+             "decode on 100G PAM4 lanes)");
+  s.add_choice("link.retry", &C::link, &LinkConfig::retry, kRetries,
+               "link-level retry of packets that fail their CRC: none (a CRC failure stops the "
+               "run: the data is lost) or go_back_n (the receiver nacks, the sender replays "
+               "from its replay buffer)");
+  s.add_int("link.replay_buffer_flits", &C::link, &LinkConfig::replay_buffer_flits, "flits", 1,
+            16777216,
+            "go_back_n: flits the sender keeps until acknowledged; a full buffer stops the "
+            "sender (must cover the ack round trip)");
+  s.add_real("link.ack_delay_ns", &C::link, &LinkConfig::ack_delay_ns, "ns", 0, 10000,
+             "go_back_n: time from a packet's tail (after FEC) to its ack or nack leaving the "
+             "receiver (CRC check, ack scheduling; assumption)");
   // switch
   s.add_int("switch.ports", &C::sw, &SwitchConfig::ports, "ports", 2, 1024,
             "switch radix (ports per chip); with topology.kind=single one endpoint is attached "
@@ -307,6 +336,23 @@ Ps flit_time_ps(const LinkConfig& l) {
       std::llround(static_cast<double>(l.flit_bytes) * 8.0 / link_gbps(l) * 1000.0));
 }
 
+Ps fec_latency_ps(const LinkConfig& l) {
+  if (l.fec == Fec::kNone) return 0;
+  const double codeword_ns = static_cast<double>(kRsCodewordBits) / l.lane_gbps;
+  return ns_to_ps(codeword_ns + l.fec_decode_ns);
+}
+
+std::int64_t replay_round_trip_flits(const LinkConfig& l, int flits) {
+  const Ps flit = flit_time_ps(l);
+  const Ps rtt = static_cast<Ps>(flits) * flit + 2 * (ns_to_ps(l.latency_ns) + fec_latency_ps(l)) +
+                 ns_to_ps(l.ack_delay_ns);
+  return static_cast<std::int64_t>((rtt + flit - 1) / flit);
+}
+
+bool link_reliability_on(const LinkConfig& l) {
+  return l.ber > 0 || l.fec != Fec::kNone || l.retry != Retry::kNone;
+}
+
 Ps switch_cycle_ps(const SwitchConfig& s) {
   return static_cast<Ps>(std::llround(1000.0 / s.clock_ghz));
 }
@@ -361,6 +407,16 @@ void validate(const Config& c) {
     fail("link.flit_bytes / (link.lanes x link.lane_gbps x link.encoding_efficiency) is below "
          "the 1 ps time resolution");
   if (switch_cycle_ps(c.sw) < 1) fail("switch.clock_ghz gives a cycle below 1 ps");
+  if (c.link.retry == Retry::kGoBackN) {
+    const int maxf = max_packet_flits(c);
+    const auto rt = replay_round_trip_flits(c.link, maxf);
+    if (c.link.replay_buffer_flits < rt)
+      fail("link.replay_buffer_flits=" + std::to_string(c.link.replay_buffer_flits) +
+           " is smaller than the link's ack round trip of " + std::to_string(rt) +
+           " flits (a " + std::to_string(maxf) + "-flit packet, then 2 x (link.latency_ns + "
+           "FEC latency) + link.ack_delay_ns at the flit rate): the sender would stall on every "
+           "packet; use at least " + std::to_string(rt));
+  }
   if (ns_to_ps(c.link.latency_ns) < 1) fail("link.latency_ns must be at least 0.001 ns");
   if (ns_to_ps(c.sim.duration_ns) < 1) fail("sim.duration_ns must be at least 0.001 ns");
   if (c.traffic.pattern != Pattern::kUniform && c.traffic.pattern != Pattern::kHotspot &&

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/core/allocator.hpp"
+#include "models/core/link_errors.hpp"
 #include "models/core/params.hpp"
 #include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
@@ -34,6 +35,7 @@ enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
 enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect };
+enum class Retry { kNone, kGoBackN };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -47,6 +49,14 @@ struct LinkConfig {
   double encoding_efficiency = 1.0;
   double latency_ns = 100;
   std::int64_t flit_bytes = 16;
+  // Reliability (docs/reliability.md).
+  double ber = 0;
+  double burst_bits = 1;
+  Fec fec = Fec::kNone;
+  double fec_decode_ns = 40;
+  Retry retry = Retry::kNone;
+  std::int64_t replay_buffer_flits = 4096;
+  double ack_delay_ns = 5;
 };
 
 struct SwitchConfig {
@@ -184,6 +194,15 @@ int endpoint_count(const Config& c);
 bool uses_reduction_engine(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).
 int max_packet_flits(const Config& c);
+// Latency FEC adds to every flit crossing a link: one codeword at the lane
+// rate (accumulation) plus decoding; 0 without FEC.
+Ps fec_latency_ps(const LinkConfig& l);
+// Flits a go-back-N sender must be able to hold unacknowledged to stream
+// packets of `flits` flits without stalling: the ack round trip at the flit rate.
+std::int64_t replay_round_trip_flits(const LinkConfig& l, int flits);
+bool link_reliability_on(const LinkConfig& l);
+std::string to_string(Fec f);
+std::string to_string(Retry r);
 // Flits of a packet carrying `payload` bytes: one header flit + payload flits.
 int packet_flits_for(const Config& c, std::int64_t payload_bytes);
 // Address interleave across parallel links: endpoint.stripe_bytes, but never

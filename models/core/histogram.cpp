@@ -40,6 +40,16 @@ void Histogram::record(std::uint64_t v) {
 
 void Histogram::clear() { *this = Histogram(); }
 
+void Histogram::merge(const Histogram& o) {
+  if (o.count_ == 0) return;
+  if (o.counts_.size() > counts_.size()) counts_.resize(o.counts_.size(), 0);
+  for (std::size_t b = 0; b < o.counts_.size(); ++b) counts_[b] += o.counts_[b];
+  if (count_ == 0 || o.min_ < min_) min_ = o.min_;
+  if (o.max_ > max_) max_ = o.max_;
+  count_ += o.count_;
+  sum_ += o.sum_;
+}
+
 std::uint64_t Histogram::percentile(double p) const {
   if (count_ == 0) return 0;
   if (p <= 0) return min_;

@@ -15,6 +15,7 @@ class Histogram {
 
   void record(std::uint64_t v);
   void clear();
+  void merge(const Histogram& other);  // as if other's values were recorded here
 
   std::uint64_t count() const { return count_; }
   std::uint64_t min() const { return count_ ? min_ : 0; }

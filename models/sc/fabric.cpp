@@ -108,6 +108,23 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       links_.push_back(std::move(link));
     }
   }
+  if (link_reliability_on(cfg_.link)) {
+    // Each link draws its errors from its own stream of the run's seed.
+    LinkReliability r;
+    r.ber = cfg_.link.ber;
+    r.burst_bits = cfg_.link.burst_bits;
+    r.fec = cfg_.link.fec;
+    r.fec_ps = fec_latency_ps(cfg_.link);
+    r.retry = cfg_.link.retry;
+    r.replay_buffer_flits = cfg_.link.replay_buffer_flits;
+    r.ack_delay_ps = ns_to_ps(cfg_.link.ack_delay_ns);
+    r.flit_bytes = cfg_.link.flit_bytes;
+    r.seed = static_cast<std::uint64_t>(cfg_.sim.seed);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      r.stream = 1000000u + i;
+      links_[i]->set_reliability(r);
+    }
+  }
 }
 
 Fabric::~Fabric() = default;

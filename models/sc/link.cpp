@@ -2,6 +2,8 @@
 
 #include "models/core/errors.hpp"
 
+#include <algorithm>
+
 namespace fabricsim {
 
 Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc,
@@ -34,8 +36,11 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   if (p.vc >= credits_.size()) throw InvariantError(name_ + ": packet on a VC the link lacks");
   credits_[p.vc].take(p.flits);
   const Ps ser = serialization_ps(p.flits);
-  free_at_ = start + ser;
-  busy_in_window_ += overlap(start, free_at_, window_.begin, window_.end);
+  // With errors, the packet may need several transmissions: `s` is the
+  // start of the one that arrives intact.
+  const Ps s = errors_ ? transmit_reliably(p, start, ser) : start;
+  free_at_ = s + ser;
+  busy_in_window_ += overlap(s, free_at_, window_.begin, window_.end);
   if (window_.contains(start)) {
     ++packets_sent_;
     flits_sent_ += p.flits;
@@ -43,15 +48,89 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   ++in_flight_;
   flits_outstanding_[p.vc] += p.flits;
   if (wave_) {
-    wave_->set(w_valid_, start, 1);
+    wave_->set(w_valid_, s, 1);
     wave_->set(w_valid_, free_at_, 0);
-    wave_->set(w_vc_, start, p.vc);
-    wave_->set(w_packet_, start, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
+    wave_->set(w_vc_, s, p.vc);
+    wave_->set(w_packet_, s, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
     wave_->add(w_credits_[p.vc], start, -p.flits);
   }
-  p.t_head = start + latency_ps_ + flit_ps_;
-  const Ps tail = start + latency_ps_ + ser;
+  p.t_head = s + latency_ps_ + rel_.fec_ps + flit_ps_;
+  const Ps tail = s + latency_ps_ + rel_.fec_ps + ser;
   rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
+  if (rel_.retry == Retry::kGoBackN) {
+    // Held until its ack (sent ack_delay after the tail, over the reverse
+    // link) is back; acks come back in order, as the packets went.
+    replay_held_ += p.flits;
+    rel_stats_.replay_buffer_max = std::max(rel_stats_.replay_buffer_max, replay_held_);
+    acks_.push_back(Return{tail + rel_.ack_delay_ps + latency_ps_ + rel_.fec_ps, -1, p.flits});
+  }
+  if (errors_ && window_.contains(start)) {
+    rel_stats_.added_ps.record(s - start);
+    rel_stats_.delivered_bytes +=
+        static_cast<std::uint64_t>(p.flits) * static_cast<std::uint64_t>(rel_.flit_bytes);
+  }
+}
+
+void Link::set_reliability(const LinkReliability& r) {
+  rel_ = r;
+  errors_ = std::make_unique<LinkErrors>(r.ber, r.burst_bits, r.fec, Rng(r.seed, r.stream));
+}
+
+ReliabilityStats Link::reliability() const {
+  ReliabilityStats r = rel_stats_;
+  if (errors_) {
+    r.codewords = errors_->codewords();
+    r.corrected_codewords = errors_->corrected_codewords();
+    r.uncorrectable_codewords = errors_->uncorrectable_codewords();
+  }
+  return r;
+}
+
+Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(p.flits) *
+                             static_cast<std::uint64_t>(rel_.flit_bytes) * 8u;
+  bool idle = !sent_any_ || start > free_at_;
+  sent_any_ = true;
+  const std::uint64_t uncorrectable_before = errors_->uncorrectable_codewords();
+  Ps t = start;
+  for (;;) {
+    const bool bad = errors_->transmit(bits, idle);
+    if (!bad) break;
+    const bool counted = window_.contains(start);
+    if (counted) ++rel_stats_.crc_errors;
+    if (rel_.retry == Retry::kNone)
+      throw InvariantError(
+          name_ + ": packet " + std::to_string(p.serial) + " (" + std::to_string(p.flits) +
+          " flits) arrived corrupted at " + std::to_string(ps_to_ns(t + latency_ps_ + rel_.fec_ps + ser)) +
+          " ns (" +
+          (errors_->uncorrectable_codewords() > uncorrectable_before
+               ? std::string("an uncorrectable FEC codeword")
+               : std::string("bit errors, no FEC")) +
+          "); its CRC caught it, and with link.retry=none nothing can resend it: the data is "
+          "lost. Set link.retry=go_back_n, a lower link.ber, or link.fec=rs544");
+    // Go-back-N: the receiver nacks after the tail (and FEC); the nack
+    // crosses the reverse link; the sender rewinds to this packet. The
+    // packets go-back-N would send meanwhile are discarded by the receiver
+    // and resent after this one: the link carries nothing useful until the
+    // nack, which the model shows as the sender held off the link.
+    busy_in_window_ += overlap(t, t + ser, window_.begin, window_.end);
+    if (wave_) {
+      wave_->set(w_valid_, t, 1);
+      wave_->set(w_valid_, t + ser, 0);
+      wave_->set(w_vc_, t, p.vc);
+      wave_->set(w_packet_, t, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
+    }
+    const Ps nack = t + ser + latency_ps_ + rel_.fec_ps + rel_.ack_delay_ps + latency_ps_ + rel_.fec_ps;
+    if (counted) {
+      ++rel_stats_.replays;
+      ++rel_stats_.retransmitted_packets;
+      rel_stats_.retransmitted_bytes += bits / 8u;
+    }
+    rel_stats_.replay_stall_ps += overlap(t + ser, nack, window_.begin, window_.end);
+    t = nack;
+    idle = true;  // the link idled until the nack: the next codeword is new
+  }
+  return t;
 }
 
 void Link::return_credits(int vc, int flits, Ps when) {
@@ -60,7 +139,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
   if (flits_outstanding_[v] < 0)
     throw InvariantError(name_ + ": receiver returned credits for flits that never crossed");
   returning_[v] += flits;
-  const Ps t = when + latency_ps_;
+  const Ps t = when + latency_ps_ + rel_.fec_ps;  // credits ride the reverse link (FEC too)
   if (wave_) wave_->add(w_credits_[v], t, flits);
   if (returns_.empty() || t >= returns_.back().t) {
     returns_.push_back(Return{t, vc, flits});
@@ -85,13 +164,20 @@ void Link::absorb(Ps now) {
     credits_arrived(r.vc, r.flits);
     returns_.pop_front();
   }
+  while (!acks_.empty() && acks_.front().t <= now) {
+    replay_held_ -= acks_.front().flits;
+    acks_.pop_front();
+  }
 }
 
 void Link::wait_for_credits() {
-  if (returns_.empty()) {
+  // Wake at the next credit return or ack, whichever lands first.
+  Ps next = returns_.empty() ? kNever : returns_.front().t;
+  if (!acks_.empty()) next = std::min(next, acks_.front().t);
+  if (next == kNever) {
     tx_waiting_ = true;
-  } else if (returns_.front().t != wake_sent_for_) {  // one wake per landing time
-    wake_sent_for_ = returns_.front().t;
+  } else if (next != wake_sent_for_) {  // one wake per landing time
+    wake_sent_for_ = next;
     tx_->schedule(wake_sent_for_, kItemCreditWake, tx_port_);
   }
 }

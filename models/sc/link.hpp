@@ -14,10 +14,14 @@
 // blocked waiting for it (wait_for_credits).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "models/core/config.hpp"
 #include "models/core/credit_counter.hpp"
+#include "models/core/histogram.hpp"
+#include "models/core/link_errors.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/time.hpp"
@@ -41,6 +45,35 @@ struct Window {
 };
 
 class Link;
+
+// Errors, FEC and link-level retry of one link (docs/reliability.md).
+struct LinkReliability {
+  double ber = 0;
+  double burst_bits = 1;
+  Fec fec = Fec::kNone;
+  Ps fec_ps = 0;           // added to every flit's (and credit's, ack's) latency
+  Retry retry = Retry::kNone;
+  std::int64_t replay_buffer_flits = 0;
+  Ps ack_delay_ps = 0;
+  std::int64_t flit_bytes = 16;
+  std::uint64_t seed = 1;  // the link's error stream: Rng(seed, stream)
+  std::uint64_t stream = 0;
+};
+
+// Counters of a reliable link (window: transmissions started in it).
+struct ReliabilityStats {
+  std::uint64_t codewords = 0;            // whole run (FEC state is per link)
+  std::uint64_t corrected_codewords = 0;  // whole run
+  std::uint64_t uncorrectable_codewords = 0;
+  std::uint64_t crc_errors = 0;     // transmissions that arrived corrupted
+  std::uint64_t replays = 0;        // nacks acted on (go-back-N rewinds)
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t retransmitted_bytes = 0;  // on the wire (flits x flit_bytes)
+  std::uint64_t delivered_bytes = 0;      // on the wire, packets that arrived intact
+  Ps replay_stall_ps = 0;  // link time lost between a bad transmission and its nack
+  std::int64_t replay_buffer_max = 0;  // flits held, peak
+  Histogram added_ps;  // per packet: delay added by replays (0 for most)
+};
 
 // A packet a receiver keeps in its buffer past its arrival (a read request
 // waiting for its answer): its credits go back to the sender only when it is
@@ -70,9 +103,10 @@ class Link {
   int vcs() const { return static_cast<int>(credits_.size()); }
   const CreditCounter& credits(int vc) const { return credits_[static_cast<size_t>(vc)]; }
   // Absorbs the credits returned by `now`, then: can `flits` of `vc` go?
+  // With go-back-N, the replay buffer must have room for the packet too.
   bool has_credits(int vc, int flits, Ps now) {
     absorb(now);
-    return credits(vc).can_take(flits);
+    return credits(vc).can_take(flits) && replay_room(flits);
   }
   // The sender is blocked on credits: wake it (kItemCreditWake) when the
   // next returned credit arrives.
@@ -120,7 +154,26 @@ class Link {
   // "none yet"), and
   // .credits_vc<v> (available, returns counted when they land).
   void trace(WaveTrace& w);
+
+  // Bit errors, FEC and retry; without this call the link is error-free
+  // and costs nothing extra.
+  void set_reliability(const LinkReliability& r);
+  bool reliable() const { return errors_ != nullptr; }
+  ReliabilityStats reliability() const;
+  // Flits in the replay buffer (sent, not yet acknowledged) at `now`.
+  std::int64_t replay_held(Ps now) {
+    absorb(now);
+    return replay_held_;
+  }
+
  private:
+  // Go-back-N on one packet: transmissions until one arrives intact;
+  // returns the start of that one.
+  Ps transmit_reliably(const Packet& p, Ps start, Ps ser);
+  bool replay_room(int flits) const {
+    return rel_.retry != Retry::kGoBackN || replay_held_ + flits <= rel_.replay_buffer_flits;
+  }
+
   std::string name_;
   Ps flit_ps_;
   Ps latency_ps_;
@@ -152,6 +205,13 @@ class Link {
   std::uint64_t packets_sent_ = 0;
   std::uint64_t flits_sent_ = 0;
   std::uint64_t in_flight_ = 0;
+  // Reliability (null errors_: an ideal link).
+  std::unique_ptr<LinkErrors> errors_;
+  LinkReliability rel_;
+  ReliabilityStats rel_stats_;
+  Ring<Return> acks_;  // go-back-N: acks in flight (t, flits freed), in time order
+  std::int64_t replay_held_ = 0;
+  bool sent_any_ = false;
 };
 
 }  // namespace fabricsim

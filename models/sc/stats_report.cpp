@@ -188,6 +188,44 @@ nlohmann::json Fabric::stats() const {
                         {"credit_stall_ns", ps_to_ns(l->credit_stall_ps())},
                         {"packets", l->packets_sent()},
                         {"flits", l->flits_sent()}};
+  // Reliability (link.ber / fec / retry set): per link, and summed.
+  if (link_reliability_on(cfg_.link)) {
+    json total = {{"codewords", 0u}, {"corrected_codewords", 0u}, {"uncorrectable_codewords", 0u},
+                  {"crc_errors", 0u}, {"replays", 0u}, {"retransmitted_packets", 0u},
+                  {"retransmitted_bytes", 0u}, {"replay_stall_ns", 0.0}};
+    Histogram added;
+    const double span_ns = ps_to_ns(window_.length());
+    for (auto& l : links_) {
+      const ReliabilityStats& r = l->reliability();
+      json jr = {{"codewords", r.codewords},
+                 {"corrected_codewords", r.corrected_codewords},
+                 {"uncorrectable_codewords", r.uncorrectable_codewords},
+                 {"crc_errors", r.crc_errors},
+                 {"replays", r.replays},
+                 {"retransmitted_packets", r.retransmitted_packets},
+                 {"retransmitted_bytes", r.retransmitted_bytes},
+                 {"replay_stall_ns", ps_to_ns(r.replay_stall_ps)},
+                 {"replay_buffer_max_flits", r.replay_buffer_max},
+                 {"goodput_GBps", span_ns > 0 ? static_cast<double>(r.delivered_bytes) / span_ns : 0.0},
+                 {"added_latency_ns",
+                  {{"mean", r.added_ps.mean() / 1000.0},
+                   {"p99", ps_to_ns(r.added_ps.percentile(99))},
+                   {"max", ps_to_ns(r.added_ps.max())}}}};
+      links[l->name()]["reliability"] = jr;
+      for (const char* k : {"codewords", "corrected_codewords", "uncorrectable_codewords", "crc_errors",
+                            "replays", "retransmitted_packets", "retransmitted_bytes"})
+        total[k] = total[k].get<std::uint64_t>() + jr[k].get<std::uint64_t>();
+      total["replay_stall_ns"] = total["replay_stall_ns"].get<double>() + jr["replay_stall_ns"].get<double>();
+      added.merge(r.added_ps);
+    }
+    total["added_latency_ns"] = {{"mean", added.mean() / 1000.0},
+                                 {"p99", ps_to_ns(added.percentile(99))},
+                                 {"max", ps_to_ns(added.max())}};
+    total["fec"] = to_string(cfg_.link.fec);
+    total["retry"] = to_string(cfg_.link.retry);
+    total["fec_latency_ns"] = ps_to_ns(fec_latency_ps(cfg_.link));
+    j["reliability"] = total;
+  }
   j["links"] = links;
 
   json switches = json::object();

@@ -199,3 +199,35 @@ TEST(Config, MarkdownListsEveryKey) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Link reliability: a replay buffer that cannot cover the ack round trip,
+// an unknown FEC, a BER out of range: each names the key and what is allowed.
+TEST(Config, ReliabilityParametersAreChecked) {
+  // Defaults: 9-flit packets of 16 B at 200 Gb/s (0.64 ns), 100 ns latency,
+  // 5 ns ack delay: 9 x 0.64 + 2 x 100 + 5 = 210.76 ns = 330 flits (rounded up).
+  std::string m = error_of([] {
+    load_config("", {"link.retry=go_back_n", "link.replay_buffer_flits=300"});
+  });
+  EXPECT_NE(m.find("link.replay_buffer_flits=300 is smaller than the link's ack round trip of 330 flits"),
+            std::string::npos)
+      << m;
+  EXPECT_NO_THROW(load_config("", {"link.retry=go_back_n", "link.replay_buffer_flits=330"}));
+  // FEC latency counts twice in the round trip (94.4 ns each way).
+  m = error_of([] {
+    load_config("", {"link.retry=go_back_n", "link.fec=rs544", "link.replay_buffer_flits=330"});
+  });
+  EXPECT_NE(m.find("round trip of 625 flits"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"link.fec=rs528"}); });
+  EXPECT_NE(m.find("link.fec"), std::string::npos) << m;
+  EXPECT_NE(m.find("rs544"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"link.ber=0.5"}); });
+  EXPECT_NE(m.find("link.ber"), std::string::npos) << m;
+  m = error_of([] { load_config("", {"link.retry=selective"}); });
+  EXPECT_NE(m.find("go_back_n"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace fabricsim
