@@ -76,35 +76,30 @@ void Link::set_reliability(const LinkReliability& r) {
   errors_ = std::make_unique<LinkErrors>(r.ber, r.burst_bits, r.fec, Rng(r.seed, r.stream));
 }
 
-ReliabilityStats Link::reliability() const {
-  ReliabilityStats r = rel_stats_;
-  if (errors_) {
-    r.codewords = errors_->codewords();
-    r.corrected_codewords = errors_->corrected_codewords();
-    r.uncorrectable_codewords = errors_->uncorrectable_codewords();
-  }
-  return r;
-}
-
 Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
   const std::uint64_t bits = static_cast<std::uint64_t>(p.flits) *
                              static_cast<std::uint64_t>(rel_.flit_bytes) * 8u;
   bool idle = !sent_any_ || start > free_at_;
   sent_any_ = true;
-  const std::uint64_t uncorrectable_before = errors_->uncorrectable_codewords();
+  const bool counted = window_.contains(start);
   Ps t = start;
   for (;;) {
+    const std::uint64_t cw = errors_->codewords(), fixed = errors_->corrected_codewords(),
+                        lost = errors_->uncorrectable_codewords();
     const bool bad = errors_->transmit(bits, idle);
+    if (counted) {
+      rel_stats_.codewords += errors_->codewords() - cw;
+      rel_stats_.corrected_codewords += errors_->corrected_codewords() - fixed;
+      rel_stats_.uncorrectable_codewords += errors_->uncorrectable_codewords() - lost;
+    }
     if (!bad) break;
-    const bool counted = window_.contains(start);
     if (counted) ++rel_stats_.crc_errors;
     if (rel_.retry == Retry::kNone)
       throw InvariantError(
           name_ + ": packet " + std::to_string(p.serial) + " (" + std::to_string(p.flits) +
           " flits) arrived corrupted at " + std::to_string(ps_to_ns(t + latency_ps_ + rel_.fec_ps + ser)) +
           " ns (" +
-          (errors_->uncorrectable_codewords() > uncorrectable_before
-               ? std::string("an uncorrectable FEC codeword")
+          (rel_.fec != Fec::kNone ? std::string("an uncorrectable FEC codeword")
                : std::string("bit errors, no FEC")) +
           "); its CRC caught it, and with link.retry=none nothing can resend it: the data is "
           "lost. Set link.retry=go_back_n, a lower link.ber, or link.fec=rs544");

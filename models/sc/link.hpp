@@ -60,10 +60,11 @@ struct LinkReliability {
   std::uint64_t stream = 0;
 };
 
-// Counters of a reliable link (window: transmissions started in it).
+// Counters of a reliable link: what transmissions of packets first sent in
+// the window did (codewords: those the transmissions opened).
 struct ReliabilityStats {
-  std::uint64_t codewords = 0;            // whole run (FEC state is per link)
-  std::uint64_t corrected_codewords = 0;  // whole run
+  std::uint64_t codewords = 0;
+  std::uint64_t corrected_codewords = 0;
   std::uint64_t uncorrectable_codewords = 0;
   std::uint64_t crc_errors = 0;     // transmissions that arrived corrupted
   std::uint64_t replays = 0;        // nacks acted on (go-back-N rewinds)
@@ -159,7 +160,7 @@ class Link {
   // and costs nothing extra.
   void set_reliability(const LinkReliability& r);
   bool reliable() const { return errors_ != nullptr; }
-  ReliabilityStats reliability() const;
+  const ReliabilityStats& reliability() const { return rel_stats_; }
   // Flits in the replay buffer (sent, not yet acknowledged) at `now`.
   std::int64_t replay_held(Ps now) {
     absorb(now);
