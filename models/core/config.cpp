@@ -122,6 +122,9 @@ Schema<Config> config_schema() {
              "simulated time before statistics start (the network fills up)");
   s.add_real("sim.duration_ns", &C::sim, &SimConfig::duration_ns, "ns", 0, 1e12,
              "measurement window after warm-up; statistics cover exactly this window", true);
+  s.add_real("sim.watchdog_ns", &C::sim, &SimConfig::watchdog_ns, "ns", 0, 1e12,
+             "stop the run with a report of every stuck packet if no link starts a transmission "
+             "for this long while flits sit in buffers (0: no watchdog)");
   // workload
   s.add_choice("workload.kind", &C::workload, &WorkloadConfig::kind, kWorkloads,
                "synthetic: open-loop traffic (traffic.*); collective: every endpoint is a GPU "
@@ -407,6 +410,17 @@ void validate(const Config& c) {
     fail("link.flit_bytes / (link.lanes x link.lane_gbps x link.encoding_efficiency) is below "
          "the 1 ps time resolution");
   if (switch_cycle_ps(c.sw) < 1) fail("switch.clock_ghz gives a cycle below 1 ps");
+  if (c.sim.watchdog_ns > 0 && c.sim.watchdog_ns < 10 * (c.link.latency_ns + ps_to_ns(fec_latency_ps(c.link))))
+    fail("sim.watchdog_ns=" + format_real(c.sim.watchdog_ns) +
+         " is shorter than 10 link latencies (link.latency_ns=" + format_real(c.link.latency_ns) +
+         " plus FEC): a busy but healthy fabric could look stuck; use at least " +
+         format_real(10 * (c.link.latency_ns + ps_to_ns(fec_latency_ps(c.link)))) + ", or 0 to turn it off");
+  if (c.sim.watchdog_ns > 0 && c.straggler.delay_ns + c.straggler.jitter_ns > 0 &&
+      c.sim.watchdog_ns <= c.straggler.delay_ns + c.straggler.jitter_ns)
+    fail("sim.watchdog_ns=" + format_real(c.sim.watchdog_ns) +
+         " is not longer than the straggler's start delay (straggler.delay_ns=" +
+         format_real(c.straggler.delay_ns) + " + straggler.jitter_ns=" + format_real(c.straggler.jitter_ns) +
+         "): the data waiting for it would look stuck; raise sim.watchdog_ns or set it to 0");
   if (c.link.retry == Retry::kGoBackN) {
     const int maxf = max_packet_flits(c);
     const auto rt = replay_round_trip_flits(c.link, maxf);

@@ -41,6 +41,7 @@ struct SimConfig {
   std::int64_t seed = 1;
   double warmup_ns = 2000;
   double duration_ns = 10000;
+  double watchdog_ns = 10000;
 };
 
 struct LinkConfig {

@@ -1,5 +1,11 @@
 #include "models/sc/fabric.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
 #include "models/core/errors.hpp"
 
 namespace fabricsim {
@@ -107,6 +113,30 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)]);
       links_.push_back(std::move(link));
     }
+  }
+  if (cfg_.sim.watchdog_ns > 0) {
+    Watchdog::Probes probes;
+    probes.progress = [this] {
+      std::uint64_t n = 0;
+      for (auto& l : links_) n += l->transmissions();
+      return n;
+    };
+    probes.stuck_flits = [this] {
+      for (auto& l : links_)
+        for (int v = 0; v < l->vcs(); ++v)
+          if (l->flits_outstanding(v) > 0) return true;
+      return false;
+    };
+    probes.stuck_link = [this](Ps now, Ps period) {
+      for (auto& l : links_)
+        if (l->stalled_since() != kNever && l->stalled_since() + period <= now &&
+            l->last_credit_freed() + period <= now)
+          return true;
+      return false;
+    };
+    probes.report = [this](Ps now, Ps since) { return stuck_report(now, since); };
+    watchdog_ = std::make_unique<Watchdog>("watchdog", scheduler_, ns_to_ps(cfg_.sim.watchdog_ns),
+                                           std::move(probes));
   }
   if (link_reliability_on(cfg_.link)) {
     // Each link draws its errors from its own stream of the run's seed.
@@ -219,6 +249,65 @@ void Fabric::enable_fold_trace(FoldSink& sink) {
   fold_sink_ = &sink;
   for (auto& sw : switches_)
     if (sw->has_engine()) sw->trace_folds(sink);
+}
+
+std::string Fabric::stuck_report(Ps now, Ps since) {
+  for (auto& l : links_) l->absorb(now);
+  Switch::Stuck st;
+  for (auto& sw : switches_) sw->diagnose(st);
+  std::uint64_t held = 0;
+  for (auto& l : links_)
+    for (int v = 0; v < l->vcs(); ++v) held += static_cast<std::uint64_t>(l->flits_outstanding(v));
+  std::string starved;
+  for (auto& l : links_)
+    if (l->stalled_since() != kNever && l->stalled_since() + ns_to_ps(cfg_.sim.watchdog_ns) <= now &&
+        l->last_credit_freed() + ns_to_ps(cfg_.sim.watchdog_ns) <= now)
+      starved += (starved.empty() ? "" : ", ") + l->name();
+  std::string r = fmt::format(
+      "no progress for sim.watchdog_ns={} ns: {}; the fabric is stuck", format_real(cfg_.sim.watchdog_ns),
+      starved.empty()
+          ? fmt::format("no link has started a transmission since {:.1f} ns while {} flits sit in "
+                        "receive buffers",
+                        ps_to_ns(since), held)
+          : fmt::format("links waiting for credits since {:.1f} ns or earlier with none coming back: {}",
+                        ps_to_ns(since), starved));
+  // A cycle of links each waiting for the buffer the next one drains: a
+  // deadlock of the routing and VCs, not a slow component.
+  std::map<const Link*, std::vector<const Link*>> next;
+  for (const auto& [a, b] : st.waits) next[a].push_back(b);
+  std::map<const Link*, int> state;  // 1 on the path, 2 done
+  std::vector<const Link*> path, cycle;
+  std::function<bool(const Link*)> dfs = [&](const Link* l) {
+    state[l] = 1;
+    path.push_back(l);
+    for (const Link* m : next[l]) {
+      if (state[m] == 1) {
+        cycle.assign(std::find(path.begin(), path.end(), m), path.end());
+        return true;
+      }
+      if (state[m] == 0 && dfs(m)) return true;
+    }
+    path.pop_back();
+    state[l] = 2;
+    return false;
+  };
+  for (const auto& [l, _] : next)
+    if (state[l] == 0 && dfs(l)) break;
+  if (!cycle.empty()) {
+    r += ".\nDeadlock: a cycle of links, each waiting for buffer space that only the next can "
+         "free (add VCs that break the cycle, e.g. switch.vcs, or routes without it):\n  ";
+    for (const Link* l : cycle) r += l->name() + " -> ";
+    r += cycle.front()->name();
+  }
+  r += "\nWhere the packets are:";
+  constexpr std::size_t kMaxLines = 40;
+  for (std::size_t i = 0; i < st.lines.size() && i < kMaxLines; ++i) r += "\n  " + st.lines[i];
+  if (st.lines.size() > kMaxLines)
+    r += "\n  ... and " + std::to_string(st.lines.size() - kMaxLines) + " more queues";
+  std::uint64_t queued = 0;
+  for (auto& e : endpoints_) queued += e->source_queued();
+  if (queued > 0) r += "\n  " + std::to_string(queued) + " packets wait at their sources";
+  return r;
 }
 
 void Fabric::check_end_of_run(Ps end) {

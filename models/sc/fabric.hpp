@@ -18,6 +18,7 @@
 #include "models/core/traffic_pattern.hpp"
 #include "models/core/fold_trace.hpp"
 #include "models/core/wave_trace.hpp"
+#include "models/sc/watchdog.hpp"
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/gpu.hpp"
@@ -97,6 +98,9 @@ class Fabric : public sc_core::sc_module {
 
  private:
   void check_end_of_run(Ps end);
+  // The watchdog's report: where every stuck packet sits, what it waits for,
+  // and a cycle of links waiting on each other if there is one.
+  std::string stuck_report(Ps now, Ps since);
   bool collective() const { return sweep_ != nullptr; }
 
   Config cfg_;
@@ -119,6 +123,7 @@ class Fabric : public sc_core::sc_module {
   bool finished_ = false;
   std::unique_ptr<WaveTrace> wave_;
   FoldSink* fold_sink_ = nullptr;
+  std::unique_ptr<Watchdog> watchdog_;
 };
 
 }  // namespace fabricsim

@@ -39,6 +39,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   // With errors, the packet may need several transmissions: `s` is the
   // start of the one that arrives intact.
   const Ps s = errors_ ? transmit_reliably(p, start, ser) : start;
+  ++transmissions_;
   free_at_ = s + ser;
   busy_in_window_ += overlap(s, free_at_, window_.begin, window_.end);
   if (window_.contains(start)) {
@@ -134,6 +135,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
   if (flits_outstanding_[v] < 0)
     throw InvariantError(name_ + ": receiver returned credits for flits that never crossed");
   returning_[v] += flits;
+  last_freed_ = std::max(last_freed_, when);
   const Ps t = when + latency_ps_ + rel_.fec_ps;  // credits ride the reverse link (FEC too)
   if (wave_) wave_->add(w_credits_[v], t, flits);
   if (returns_.empty() || t >= returns_.back().t) {

@@ -133,6 +133,10 @@ class Link {
   // Credit-stall accounting: the transmitter has a packet ready and the link
   // free, but not enough credits for it.
   void set_stalled(Ps t, bool stalled);
+  // Stalled on credits since this time (kNever: not stalled), and the last
+  // time the receiver freed anything.
+  Ps stalled_since() const { return stall_since_; }
+  Ps last_credit_freed() const { return last_freed_; }
 
   // Statistics over the window.
   double utilization() const;
@@ -141,6 +145,8 @@ class Link {
   std::uint64_t packets_sent() const { return packets_sent_; }
   std::uint64_t flits_sent() const { return flits_sent_; }
   std::uint64_t in_flight() const { return in_flight_; }
+  // Every transmission started, whole run (the watchdog's sign of life).
+  std::uint64_t transmissions() const { return transmissions_; }
   // Credits of `vc` on their way back to the transmitter.
   int credits_returning(int vc) const { return returning_[static_cast<size_t>(vc)]; }
   // Flits sent on `vc` whose credits the receiver has not returned yet.
@@ -199,6 +205,7 @@ class Link {
   Ps free_at_ = 0;
   Ps busy_in_window_ = 0;
   Ps stall_since_ = kNever;
+  Ps last_freed_ = 0;
   Ps stall_in_window_ = 0;
   WaveTrace* wave_ = nullptr;
   int w_valid_ = -1, w_vc_ = -1, w_packet_ = -1;
@@ -206,6 +213,7 @@ class Link {
   std::uint64_t packets_sent_ = 0;
   std::uint64_t flits_sent_ = 0;
   std::uint64_t in_flight_ = 0;
+  std::uint64_t transmissions_ = 0;
   // Reliability (null errors_: an ideal link).
   std::unique_ptr<LinkErrors> errors_;
   LinkReliability rel_;

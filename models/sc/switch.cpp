@@ -448,6 +448,60 @@ void Switch::trace(WaveTrace& w) {
   }
 }
 
+void Switch::diagnose(Stuck& out) const {
+  auto describe = [&](PacketId id) {
+    const Packet& p = pool_.get(id);
+    return "packet " + std::to_string(p.serial) + " (" + std::to_string(p.flits) + " flits, " +
+           std::to_string(p.src) + " -> " + std::to_string(p.dst) + ")";
+  };
+  const std::string base = name();
+  for (int i = 0; i < ports_; ++i) {
+    const Input& in = inputs_[static_cast<size_t>(i)];
+    std::vector<int> targets;  // outputs the queued packets wait for, once each
+    std::uint32_t packets = 0;
+    PacketId head = kNoPacket;
+    for (const PacketQueue& q : in.queues) {
+      for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
+        ++packets;
+        if (head == kNoPacket) head = id;
+        const int o = pool_.get(id).out_port;
+        if (std::find(targets.begin(), targets.end(), o) == targets.end()) targets.push_back(o);
+      }
+    }
+    if (packets == 0) continue;
+    std::string outs;
+    for (int o : targets) {
+      outs += (outs.empty() ? "" : ", ") + std::string("out") + std::to_string(o);
+      const Output& ot = outputs_[static_cast<size_t>(o)];
+      if (in.link && ot.link) out.waits.emplace_back(in.link, ot.link);
+      std::string space;
+      for (std::size_t v = 0; v < ot.space.size(); ++v)
+        space += (v ? "/" : "") + std::to_string(ot.space[v]);
+      outs += " (output buffer free " + space + " flits per VC)";
+    }
+    out.lines.push_back(base + ".in" + std::to_string(i) +
+                        (in.link ? " (fed by " + in.link->name() + ")" : std::string()) + ": " +
+                        std::to_string(packets) + " packets, " + std::to_string(in.total_occ) +
+                        " flits; first " + describe(head) + "; waiting for " + outs);
+  }
+  for (int o = 0; o < ports_; ++o) {
+    const Output& ot = outputs_[static_cast<size_t>(o)];
+    for (std::size_t v = 0; v < ot.queues.size(); ++v) {
+      const PacketQueue& q = ot.queues[v];
+      if (q.empty() || ot.link == nullptr) continue;
+      const Packet& h = pool_.get(q.front());
+      const Link& l = *ot.link;
+      out.lines.push_back(
+          l.name() + " vc" + std::to_string(v) + ": " + std::to_string(q.size()) +
+          " packets waiting for the link; first " + describe(q.front()) + " needs " +
+          std::to_string(h.flits) + " credits, has " + std::to_string(l.credits(static_cast<int>(v)).available()) +
+          " (" + std::to_string(l.flits_outstanding(static_cast<int>(v))) +
+          " flits held by the receiver, " + std::to_string(l.credits_returning(static_cast<int>(v))) +
+          " returning)");
+    }
+  }
+}
+
 void Switch::trace_folds(FoldSink& sink) {
   fold_sink_ = &sink;
   fold_alu_.clear();

@@ -106,6 +106,15 @@ class Switch : public TimedModule {
   // engine port .engine.port<k>.valid / .tag (a packet entering: its port
   // and ALU time; the low 16 bits of its table key).
   void trace(WaveTrace& w);
+
+  // A stuck fabric (the watchdog fired): one line per queue holding
+  // packets, and the wait-for edges between links it implies (the link into
+  // a buffer waits for the links its packets must leave by).
+  struct Stuck {
+    std::vector<std::string> lines;
+    std::vector<std::pair<const Link*, const Link*>> waits;
+  };
+  void diagnose(Stuck& out) const;
   // Reports every engine fold to `sink` (--wave-rtl): one ALU per engine port.
   void trace_folds(FoldSink& sink);
   // Adds the share of packets still queued at `end` to the occupancy mean.

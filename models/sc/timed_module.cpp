@@ -4,12 +4,14 @@
 
 #include "models/core/errors.hpp"
 
+#include <fmt/format.h>
+
 namespace fabricsim {
 
 void ErrorSink::report(const std::string& where, Ps when, const std::string& what) {
   if (failed_) return;
   failed_ = true;
-  message_ = where + " at " + std::to_string(ps_to_ns(when)) + " ns: " + what;
+  message_ = fmt::format("{} at {:.3f} ns: {}", where, ps_to_ns(when), what);
 }
 
 // ---------------------------------------------------------------- Scheduler

@@ -298,7 +298,7 @@ TEST(Directed, WorkQueuedInThePastIsAnError) {
   TimeTraveller m("traveller", sched);
   sc_core::sc_start(sc_core::sc_time::from_value(5000));
   ASSERT_TRUE(sched.errors().failed());
-  EXPECT_NE(sched.errors().message().find("traveller at 1.000000 ns: traveller: work queued for 0.5"),
+  EXPECT_NE(sched.errors().message().find("traveller at 1.000 ns: traveller: work queued for 0.5"),
             std::string::npos)
       << sched.errors().message();
 }

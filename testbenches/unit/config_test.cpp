@@ -231,3 +231,25 @@ TEST(Config, ReliabilityParametersAreChecked) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// The watchdog must outlast what a healthy fabric may legitimately wait for.
+TEST(Config, WatchdogLongerThanLinkLatenciesAndStragglers) {
+  std::string m = error_of([] { load_config("", {"link.latency_ns=2000", "sim.watchdog_ns=10000"}); });
+  EXPECT_NE(m.find("sim.watchdog_ns=10000 is shorter than 10 link latencies (link.latency_ns=2000"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("use at least 20000"), std::string::npos) << m;
+  EXPECT_NO_THROW(load_config("", {"link.latency_ns=2000", "sim.watchdog_ns=0"}));
+  m = error_of([] {
+    load_config("", {"workload.kind=collective", "straggler.gpu=1", "straggler.delay_ns=20000"});
+  });
+  EXPECT_NE(m.find("sim.watchdog_ns=10000 is not longer than the straggler's start delay"),
+            std::string::npos)
+      << m;
+}
+
+}  // namespace
+}  // namespace fabricsim
