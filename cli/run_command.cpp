@@ -139,7 +139,14 @@ int run_command(const RunOptions& opts) {
   RtlWave rtl_wave({opts.wave_rtl, opts.wave_scope, window_begin, window_end});
 
   const auto t0 = std::chrono::steady_clock::now();
-  Fabric fabric("fabric", cfg, RtlAlu::factory());
+  std::unique_ptr<Fabric> built;
+  try {
+    built = std::make_unique<Fabric>("fabric", cfg, RtlAlu::factory());
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+  Fabric& fabric = *built;
   if (!opts.wave.empty()) fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end});
   if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
   const bool ok = fabric.run();
@@ -169,6 +176,14 @@ int run_command(const RunOptions& opts) {
   f << s.dump(2) << "\n";
   f.close();
 
+  // Every fault that was injected, with its time (also in stats.json).
+  if (s.contains("faults") && (!opts.quiet || !ok))
+    for (const auto& a : s["faults"]) {
+      const auto& t = a["targets"];
+      fmt::print(stderr, "fabricsim: fault at {:.3f} ns: {} -> {}{}\n", a["at_ns"].get<double>(),
+                 a["fault"].get<std::string>(), t[0].get<std::string>(),
+                 t.size() > 1 ? fmt::format(" and {} more", t.size() - 1) : std::string());
+    }
   if (!ok) {
     fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric.error());
     return 1;

@@ -176,6 +176,12 @@ Schema<Config> config_schema() {
              true);
   s.add_int("straggler.lanes", &C::straggler, &StragglerConfig::lanes, "lanes", 0, 64,
             "straggler.gpu's links (both directions) run on this many lanes (0: link.lanes)");
+  // faults
+  s.add_custom<FaultConfig, std::vector<Fault>>(
+      "faults", &C::faults, &FaultConfig::list, "fault list", faults_allowed(),
+      "faults injected at a time, each logged when it happens (docs/reliability.md), e.g. "
+      "lane_down@5000:fabric.gpu0.tx3=1",
+      parse_faults, format_faults);
   // reduction engine
   s.add_int("reduction.table_entries", &C::reduction, &ReductionConfig::table_entries, "entries",
             1, 1 << 24,
@@ -356,6 +362,13 @@ bool link_reliability_on(const LinkConfig& l) {
   return l.ber > 0 || l.fec != Fec::kNone || l.retry != Retry::kNone;
 }
 
+bool link_reliability_on(const Config& c) {
+  if (link_reliability_on(c.link)) return true;
+  for (const Fault& f : c.faults.list)
+    if (f.kind == FaultKind::kBer) return true;
+  return false;
+}
+
 Ps switch_cycle_ps(const SwitchConfig& s) {
   return static_cast<Ps>(std::llround(1000.0 / s.clock_ghz));
 }
@@ -421,6 +434,20 @@ void validate(const Config& c) {
          " is not longer than the straggler's start delay (straggler.delay_ns=" +
          format_real(c.straggler.delay_ns) + " + straggler.jitter_ns=" + format_real(c.straggler.jitter_ns) +
          "): the data waiting for it would look stuck; raise sim.watchdog_ns or set it to 0");
+  for (std::size_t i = 0; i < c.faults.list.size(); ++i) {
+    const Fault& f = c.faults.list[i];
+    const std::string which = "faults: '" + f.text + "'";
+    if (f.kind == FaultKind::kLaneDown && f.value >= static_cast<double>(c.link.lanes))
+      fail(which + " leaves " + format_real(f.value) + " lanes, not fewer than link.lanes=" +
+           std::to_string(c.link.lanes));
+    if (f.kind == FaultKind::kSlow && c.workload.kind != WorkloadKind::kCollective)
+      fail(which + ": slow applies to GPUs, which only collective workloads have "
+           "(workload.kind=collective)");
+    if (f.kind == FaultKind::kBer && f.value > 0 && c.link.retry == Retry::kNone &&
+        c.link.fec == Fec::kNone)
+      fail(which + " adds bit errors to links with neither link.fec nor link.retry: the first "
+           "corrupted packet would stop the run; set link.retry=go_back_n (or link.fec=rs544)");
+  }
   if (c.link.retry == Retry::kGoBackN) {
     const int maxf = max_packet_flits(c);
     const auto rt = replay_round_trip_flits(c.link, maxf);

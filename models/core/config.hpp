@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/core/allocator.hpp"
+#include "models/core/faults.hpp"
 #include "models/core/link_errors.hpp"
 #include "models/core/params.hpp"
 #include "models/core/reduction_alu.hpp"
@@ -149,8 +150,13 @@ struct StragglerConfig {
   std::int64_t lanes = 0;
 };
 
+struct FaultConfig {
+  std::vector<Fault> list;
+};
+
 struct Config {
   SimConfig sim;
+  FaultConfig faults;
   StragglerConfig straggler;
   ReductionConfig reduction;
   WorkloadConfig workload;
@@ -202,6 +208,8 @@ Ps fec_latency_ps(const LinkConfig& l);
 // packets of `flits` flits without stalling: the ack round trip at the flit rate.
 std::int64_t replay_round_trip_flits(const LinkConfig& l, int flits);
 bool link_reliability_on(const LinkConfig& l);
+// Also when a fault changes a link's BER.
+bool link_reliability_on(const Config& c);
 std::string to_string(Fec f);
 std::string to_string(Retry r);
 // Flits of a packet carrying `payload` bytes: one header flit + payload flits.

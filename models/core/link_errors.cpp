@@ -50,6 +50,13 @@ LinkErrors::LinkErrors(double ber, double burst_bits, Fec fec, Rng rng)
   if (fec_ == Fec::kRs544) odds_ = rs544_odds(ber_, burst_);
 }
 
+void LinkErrors::set_ber(double ber) {
+  if (!(ber >= 0 && ber < 1)) throw std::invalid_argument("LinkErrors: ber must be in [0, 1)");
+  ber_ = ber;
+  last_bits_ = 0;
+  if (fec_ == Fec::kRs544) odds_ = rs544_odds(ber_, burst_);
+}
+
 void LinkErrors::open_codeword() {
   ++codewords_;
   cw_left_ = kRsDataBits;

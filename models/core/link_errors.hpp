@@ -56,6 +56,10 @@ class LinkErrors {
   bool transmit(std::uint64_t bits, bool after_idle);
 
   Fec fec() const { return fec_; }
+  double ber() const { return ber_; }
+  // A new bit error rate from now on (a fault); the current codeword keeps
+  // the outcome it was drawn with.
+  void set_ber(double ber);
   std::uint64_t codewords() const { return codewords_; }
   std::uint64_t corrected_codewords() const { return corrected_; }
   std::uint64_t uncorrectable_codewords() const { return uncorrectable_; }

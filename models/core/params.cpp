@@ -22,6 +22,8 @@ std::string ParamInfo::type_name() const {
       return "choice";
     case ParamType::kIntList:
       return "int list";
+    case ParamType::kCustom:
+      return custom_type;
   }
   return "?";
 }
@@ -49,6 +51,8 @@ std::string ParamInfo::allowed() const {
     }
     case ParamType::kIntList:
       return "list of integers in [" + std::to_string(imin) + ", " + std::to_string(imax) + "]";
+    case ParamType::kCustom:
+      return custom_allowed;
   }
   return "?";
 }

@@ -21,7 +21,7 @@ class Node;
 
 namespace fabricsim {
 
-enum class ParamType { kInt, kReal, kBool, kChoice, kIntList };
+enum class ParamType { kInt, kReal, kBool, kChoice, kIntList, kCustom };
 
 struct ParamInfo {
   std::string key;
@@ -32,6 +32,7 @@ struct ParamInfo {
   std::int64_t imin = 0, imax = 0;  // exact inclusive range for kInt and each kIntList item
   bool min_exclusive = false;
   std::vector<std::string> choices;  // kChoice
+  std::string custom_type, custom_allowed;  // kCustom: its own grammar
 
   std::string type_name() const;
   std::string allowed() const;  // human-readable range or choice list
@@ -120,6 +121,22 @@ class Schema {
                         [sec, field](const Config& c) { return format_int_list((c.*sec).*field); }});
   }
 
+  // A value with its own grammar: `parse` throws ConfigError naming the key.
+  template <class Sec, class T>
+  void add_custom(std::string key, Sec Config::*sec, T Sec::*field, std::string type_name,
+                  std::string allowed, std::string desc,
+                  std::function<T(const std::string& key, const std::string& text)> parse,
+                  std::function<std::string(const T&)> format) {
+    ParamInfo p = make(std::move(key), ParamType::kCustom, "", std::move(desc));
+    p.custom_type = std::move(type_name);
+    p.custom_allowed = std::move(allowed);
+    entries_.push_back({p,
+                        [p, sec, field, parse](Config& c, const std::string& t) {
+                          (c.*sec).*field = parse(p.key, t);
+                        },
+                        [sec, field, format](const Config& c) { return format((c.*sec).*field); }});
+  }
+
   // An enum chosen by name; `names` lists (name, value) in documentation order.
   template <class Sec, class E>
   void add_choice(std::string key, Sec Config::*sec, E Sec::*field,
@@ -196,7 +213,7 @@ void Schema<Config>::set(Config& c, const std::string& key, const std::string& t
                          bool is_list) const {
   for (auto& e : entries_)
     if (e.info.key == key) {
-      if (is_list && e.info.type != ParamType::kIntList)
+      if (is_list && e.info.type != ParamType::kIntList && e.info.type != ParamType::kCustom)
         throw ConfigError("config key '" + key + "' is a list; a single value (" +
                           e.info.allowed() + ") is expected");
       e.set(c, text);

@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include <fnmatch.h>
+
 #include "models/core/errors.hpp"
 
 namespace fabricsim {
@@ -30,6 +32,10 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   const Ps slow_flit = flit_time_ps(degraded);
   auto flit_of_endpoint = [&](int e) {
     return cfg.straggler.gpu == e && cfg.straggler.lanes > 0 ? slow_flit : flit;
+  };
+  auto lanes_of_endpoint = [&](int e) {
+    return static_cast<int>(cfg.straggler.gpu == e && cfg.straggler.lanes > 0 ? cfg.straggler.lanes
+                                                                              : cfg.link.lanes);
   };
   const int switch_credits = static_cast<int>(cfg.sw.input_buffer_flits / vcs);
   const int endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
@@ -67,9 +73,9 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       ep_modules.push_back(endpoints_.back().get());
     }
   }
-  auto connect_endpoint = [&](int e, int k, Link* tx, Link* rx) {
+  auto connect_endpoint = [&](int e, int k, Link* tx, Link* rx, int peer_switch) {
     if (collective())
-      gpus_[static_cast<size_t>(e)]->connect(k, tx, rx);
+      gpus_[static_cast<size_t>(e)]->connect(k, tx, rx, peer_switch);
     else
       endpoints_[static_cast<size_t>(e)]->connect(k, tx, rx);
   };
@@ -84,7 +90,9 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       auto link = std::make_unique<Link>(base + "sw" + std::to_string(s) + ".out" + std::to_string(p),
                                          peer.is_switch ? flit : flit_of_endpoint(peer.id), lat, vcs,
                                          peer.is_switch ? switch_credits : endpoint_credits,
-                                         window_);
+                                         window_,
+                                         peer.is_switch ? static_cast<int>(cfg.link.lanes)
+                                                        : lanes_of_endpoint(peer.id));
       link->bind_tx(&sw, static_cast<std::uint32_t>(p));
       if (peer.is_switch) {
         Switch& to = *switches_[static_cast<size_t>(peer.id)];
@@ -97,6 +105,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       sw.connect_output(p, link.get());
       out[static_cast<size_t>(s)].push_back(link.get());
       links_.push_back(std::move(link));
+      senders_.push_back({&sw, nullptr, p});
     }
   }
   for (int e = 0; e < topo_.endpoints; ++e) {
@@ -106,14 +115,18 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       Switch& to = *switches_[static_cast<size_t>(peer.id)];
       auto link = std::make_unique<Link>(base + (collective() ? "gpu" : "ep") + std::to_string(e) +
                                              ".tx" + std::to_string(k),
-                                         flit_of_endpoint(e), lat, vcs, switch_credits, window_);
+                                         flit_of_endpoint(e), lat, vcs, switch_credits, window_,
+                                         lanes_of_endpoint(e));
       link->bind_tx(&ep, static_cast<std::uint32_t>(k));
       link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
       to.connect_input(peer.port, link.get());
-      connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)]);
+      connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)],
+                       peer.id);
       links_.push_back(std::move(link));
+      senders_.push_back({nullptr, collective() ? gpus_[static_cast<size_t>(e)].get() : nullptr, k});
     }
   }
+  build_faults();
   if (cfg_.sim.watchdog_ns > 0) {
     Watchdog::Probes probes;
     probes.progress = [this] {
@@ -138,7 +151,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     watchdog_ = std::make_unique<Watchdog>("watchdog", scheduler_, ns_to_ps(cfg_.sim.watchdog_ns),
                                            std::move(probes));
   }
-  if (link_reliability_on(cfg_.link)) {
+  if (link_reliability_on(cfg_)) {
     // Each link draws its errors from its own stream of the run's seed.
     LinkReliability r;
     r.ber = cfg_.link.ber;
@@ -249,6 +262,73 @@ void Fabric::enable_fold_trace(FoldSink& sink) {
   fold_sink_ = &sink;
   for (auto& sw : switches_)
     if (sw->has_engine()) sw->trace_folds(sink);
+}
+
+void Fabric::build_faults() {
+  const auto& list = cfg_.faults.list;
+  if (list.empty()) return;
+  std::vector<std::vector<std::string>> names;
+  for (const Fault& f : list) {
+    std::vector<int> hits;
+    std::vector<std::string> hit_names;
+    const bool gpu = f.kind == FaultKind::kSlow;
+    const std::size_t n = gpu ? gpus_.size() : links_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string nm = gpu ? std::string(gpus_[i]->name()) : links_[i]->name();
+      if (fnmatch(f.target.c_str(), nm.c_str(), 0) != 0) continue;
+      if (f.kind == FaultKind::kLinkDown && !senders_[i].sw && !senders_[i].gpu)
+        throw ConfigError("faults: '" + f.text + "' takes down " + nm +
+                          ", a synthetic endpoint's link: link_down is modelled on switch links "
+                          "and GPU links (collective workloads) only");
+      hits.push_back(static_cast<int>(i));
+      hit_names.push_back(nm);
+    }
+    if (hits.empty())
+      throw ConfigError("faults: '" + f.text + "' matches no " + (gpu ? "GPU" : "link") + ": " +
+                        (gpu ? "GPUs are named " + std::string(name()) + ".gpuN"
+                             : "links are named " + links_.front()->name() + " ... " +
+                                   links_.back()->name()) +
+                        " (a glob: * ? [..])");
+    fault_hits_.push_back(std::move(hits));
+    names.push_back(std::move(hit_names));
+  }
+  faults_ = std::make_unique<FaultInjector>("faults", scheduler_, list, std::move(names),
+                                            [this](std::size_t f, std::size_t k) { apply_fault(f, k); });
+}
+
+void Fabric::apply_fault(std::size_t fi, std::size_t k) {
+  const Fault& f = cfg_.faults.list[fi];
+  const auto i = static_cast<std::size_t>(fault_hits_[fi][k]);
+  switch (f.kind) {
+    case FaultKind::kSlow:
+      gpus_[i]->set_issue_factor(f.value);
+      return;
+    case FaultKind::kLaneDown: {
+      Link& l = *links_[i];
+      l.set_lanes(std::min(static_cast<int>(f.value), l.lanes()));
+      return;
+    }
+    case FaultKind::kBer:
+      links_[i]->set_ber(f.value);
+      return;
+    case FaultKind::kPortStall:
+      links_[i]->stall_until(Scheduler::now() + ns_to_ps(f.value));
+      return;
+    case FaultKind::kLinkDown: {
+      if (links_[i]->down()) return;
+      links_[i]->set_down();
+      const LinkSender& s = senders_[i];
+      // Every GPU checks, from now on, that a link's switch still reaches
+      // the packet's destination (this fault may have cut a switch off).
+      for (auto& g : gpus_)
+        g->network_changed([this](int sw, int dst) {
+          return switches_[static_cast<std::size_t>(sw)]->can_reach(dst);
+        });
+      if (s.sw) s.sw->output_down(s.port);
+      if (s.gpu) s.gpu->link_down(s.port);
+      return;
+    }
+  }
 }
 
 std::string Fabric::stuck_report(Ps now, Ps since) {

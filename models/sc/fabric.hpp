@@ -18,6 +18,7 @@
 #include "models/core/traffic_pattern.hpp"
 #include "models/core/fold_trace.hpp"
 #include "models/core/wave_trace.hpp"
+#include "models/sc/fault_injector.hpp"
 #include "models/sc/watchdog.hpp"
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
@@ -124,6 +125,20 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<WaveTrace> wave_;
   FoldSink* fold_sink_ = nullptr;
   std::unique_ptr<Watchdog> watchdog_;
+  // Faults: who sends on each link (to route around it when it goes down).
+  struct LinkSender {
+    Switch* sw = nullptr;
+    Gpu* gpu = nullptr;
+    int port = -1;
+  };
+  std::vector<LinkSender> senders_;          // [link]
+  std::vector<std::vector<int>> fault_hits_;  // [fault] link or GPU indexes
+  std::unique_ptr<FaultInjector> faults_;
+  void build_faults();
+  void apply_fault(std::size_t f, std::size_t k);
+
+ public:
+  const FaultInjector* faults() const { return faults_.get(); }
 };
 
 }  // namespace fabricsim

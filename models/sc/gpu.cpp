@@ -26,15 +26,85 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
 }
 
-void Gpu::connect(int port, Link* tx, Link* rx) {
+void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
   ports_[static_cast<size_t>(port)].tx = tx;
   ports_[static_cast<size_t>(port)].rx = rx;
+  if (port_switch_.size() < ports_.size()) port_switch_.resize(ports_.size(), -1);
+  port_switch_[static_cast<size_t>(port)] = peer_switch;
+}
+
+int Gpu::detour(int l, std::uint64_t addr, int dst) const {
+  std::vector<int> same, other;
+  for (int k = 0; k < static_cast<int>(ports_.size()); ++k) {
+    if (!usable(k, dst)) continue;
+    (port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)] ? same : other)
+        .push_back(k);
+  }
+  const auto pick = [&](const std::vector<int>& v) {
+    return v[static_cast<size_t>((addr / stripe_bytes_) % v.size())];
+  };
+  if (!same.empty()) return pick(same);
+  const std::string sw = "switch " + std::to_string(port_switch_[static_cast<size_t>(l)]);
+  if (nvls_ || push_)
+    throw InvariantError(std::string(name()) + ": no path: every link to " + sw +
+                         " is down, and address " + std::to_string(addr) +
+                         " is reduced or multicast by that switch's engine "
+                         "(collective.algorithm=" + to_string(algo_) + ")");
+  if (other.empty())
+    throw InvariantError(std::string(name()) + ": no path" +
+                         (dst >= 0 ? " to GPU " + std::to_string(dst) : std::string()) +
+                         ": every link that leads toward it is down");
+  return pick(other);
+}
+
+void Gpu::link_down(int l) {
+  any_down_ = true;
+  Port& p = ports_[static_cast<size_t>(l)];
+  // Slices not started: each to the link its address picks now. A direct
+  // all-reduce slice already sent to some peers stays (it is under way).
+  Ring<std::uint64_t> keep;
+  if (p.dest_k > 0 && !p.first_step.empty()) {
+    keep.push_back(p.first_step.front());
+    p.first_step.pop_front();
+  }
+  while (!p.first_step.empty()) {
+    const std::uint64_t e = p.first_step.front();
+    p.first_step.pop_front();
+    ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+  }
+  p.first_step = std::move(keep);
+  for (auto& q : p.ready)
+    while (!q.empty()) {
+      const PacketId id = q.front();
+      q.pop_front();
+      const Packet& pk = pool_.get(id);
+      ports_[static_cast<size_t>(pick_link(pk.addr))].ready[pk.vc].push_back(id);
+    }
+  // Read responses go back to the switch that asked: another link to it.
+  while (!p.reads.empty()) {
+    const ReadReq r = p.reads.front();
+    p.reads.pop_front();
+    std::vector<int> same;
+    for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
+      if (!ports_[static_cast<size_t>(k)].tx->down() &&
+          port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)])
+        same.push_back(k);
+    if (same.empty())
+      throw InvariantError(std::string(name()) + ": no path: every link to switch " +
+                           std::to_string(port_switch_[static_cast<size_t>(l)]) +
+                           " is down and it waits for our answer to its read");
+    ports_[static_cast<size_t>(same[static_cast<size_t>(r.first % same.size())])].reads.push_back(r);
+  }
+  for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
+    if (has_work(ports_[static_cast<size_t>(k)])) try_link(k);
 }
 
 void Gpu::begin_call(Ps t) { schedule(t, kItemBegin); }
 
-int Gpu::pick_link(std::uint64_t addr) const {
-  return static_cast<int>((addr / stripe_bytes_) % ports_.size());
+int Gpu::pick_link(std::uint64_t addr, int dst) const {
+  const int l = static_cast<int>((addr / stripe_bytes_) % ports_.size());
+  if (!any_down_ || usable(l, dst)) return l;
+  return detour(l, addr, dst);
 }
 
 PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
@@ -137,6 +207,12 @@ void Gpu::try_link(int l) {
       q.pop_front();
     }
     Packet& p = pool_.get(id);
+    if (any_down_ && !from_reads && p.kind != PacketKind::kMcStore && !usable(l, p.dst)) {
+      // A fault cut this link's way to the destination: the packet takes another.
+      queue(id);
+      if (has_work(port)) schedule_try(l, t);
+      return;
+    }
     p.t_inject = t;
     port.tx->set_stalled(t, false);
     port.tx->send(id, p, t);
@@ -153,7 +229,7 @@ void Gpu::try_link(int l) {
 
 void Gpu::queue(PacketId id) {
   const Packet& p = pool_.get(id);
-  const int l = pick_link(p.addr);
+  const int l = pick_link(p.addr, p.kind == PacketKind::kMcStore ? -1 : p.dst);
   ports_[static_cast<size_t>(l)].ready[p.vc].push_back(id);
   try_link(l);
 }

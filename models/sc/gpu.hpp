@@ -16,6 +16,7 @@
 // what each sends and does on receipt, this file the transport.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -34,7 +35,20 @@ class Gpu : public TimedModule {
       PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, std::vector<Gpu*>& peers,
       int links);
 
-  void connect(int port, Link* tx, Link* rx);
+  // `peer_switch`: the switch the port's links go to (faults move traffic
+  // to another link of the same switch first).
+  void connect(int port, Link* tx, Link* rx, int peer_switch);
+  // Faults. The port's link took its last packet: what is queued on it and
+  // not started moves to the GPU's other links (docs/reliability.md).
+  void link_down(int port);
+  void set_issue_factor(double f) { issue_factor_ = f; }
+  // Some link in the fabric went down: from now on check, per packet,
+  // that the switch a link leads to can still reach the destination.
+  // `reach(sw, dst)`: switch sw has a working link toward endpoint dst.
+  void network_changed(std::function<bool(int, int)> reach) {
+    any_down_ = true;
+    reach_ = std::move(reach);
+  }
   // Starts the sweep's current call at time t (>= now).
   void begin_call(Ps t);
   void finish(Ps end);
@@ -82,7 +96,14 @@ class Gpu : public TimedModule {
   void start_work();   // our kernel runs (maybe later, straggler.*): process and send
   void try_link(int l);
   void schedule_try(int l, Ps t);
-  int pick_link(std::uint64_t addr) const;
+  int pick_link(std::uint64_t addr, int dst = -1) const;
+  bool usable(int l, int dst) const {
+    return !ports_[static_cast<size_t>(l)].tx->down() &&
+           (dst < 0 || !reach_ || reach_(port_switch_[static_cast<size_t>(l)], dst));
+  }
+  // pick_link when the address's link is down: another link to the same
+  // switch, else (unicast only) any working link; throws when none is left.
+  int detour(int l, std::uint64_t addr, int dst) const;
   PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
   // The next first-step packet of link `port` (made now), or kNoPacket.
   PacketId make_first_step(Port& port);
@@ -105,6 +126,9 @@ class Gpu : public TimedModule {
   std::size_t es_;
   std::uint64_t stripe_bytes_;
   std::vector<Port> ports_;
+  std::vector<int> port_switch_;  // [port] the switch it reaches
+  bool any_down_ = false;
+  std::function<bool(int, int)> reach_;
   std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice
 
   // Current call.

@@ -3,11 +3,12 @@
 #include "models/core/errors.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fabricsim {
 
 Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc,
-           Window window)
+           Window window, int lanes)
     : name_(std::move(name)),
       flit_ps_(flit_ps),
       latency_ps_(latency_ps),
@@ -15,6 +16,8 @@ Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per
       returning_(static_cast<size_t>(vcs), 0),
       flits_outstanding_(static_cast<size_t>(vcs), 0) {
   if (latency_ps_ == 0) throw InvariantError(name_ + ": link latency must be positive");
+  lanes_total_ = lanes_ = lanes;
+  flit_ps_full_ = flit_ps_;
   for (int v = 0; v < vcs; ++v)
     credits_.emplace_back(name_ + ".vc" + std::to_string(v), credits_per_vc);
 }
@@ -70,6 +73,20 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     rel_stats_.delivered_bytes +=
         static_cast<std::uint64_t>(p.flits) * static_cast<std::uint64_t>(rel_.flit_bytes);
   }
+}
+
+void Link::set_lanes(int lanes) {
+  if (lanes < 1 || lanes > lanes_total_)
+    throw InvariantError(name_ + ": cannot run on " + std::to_string(lanes) + " of its " +
+                         std::to_string(lanes_total_) + " lanes");
+  lanes_ = lanes;
+  // Same rounding as flit_time_ps(): the serial rate scales with the lanes.
+  flit_ps_ = static_cast<Ps>(std::llround(static_cast<double>(flit_ps_full_) * lanes_total_ / lanes));
+}
+
+void Link::set_ber(double ber) {
+  if (!errors_) throw InvariantError(name_ + ": a BER change needs the link's error model");
+  errors_->set_ber(ber);
 }
 
 void Link::set_reliability(const LinkReliability& r) {

@@ -88,7 +88,8 @@ struct HeldCredits {
 
 class Link {
  public:
-  Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window);
+  Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window,
+       int lanes = 1);
 
   // The transmitter receives kItemCreditWake / kItemCredit with a = port.
   void bind_tx(TimedModule* module, std::uint32_t port);
@@ -162,6 +163,19 @@ class Link {
   // .credits_vc<v> (available, returns counted when they land).
   void trace(WaveTrace& w);
 
+  // Faults (models/core/faults.hpp), from time `t` on.
+  // The link runs on `lanes` of its `lanes_total` lanes: transmissions that
+  // start from now take lanes_total / lanes times as long.
+  void set_lanes(int lanes);
+  int lanes() const { return lanes_; }
+  // No new packet is sent from now on: senders route around it (what they
+  // had already committed to it still crosses).
+  void set_down() { down_ = true; }
+  bool down() const { return down_; }
+  // Nothing starts before `until` (a stalled port).
+  void stall_until(Ps until) { free_at_ = std::max(free_at_, until); }
+  void set_ber(double ber);
+
   // Bit errors, FEC and retry; without this call the link is error-free
   // and costs nothing extra.
   void set_reliability(const LinkReliability& r);
@@ -214,6 +228,10 @@ class Link {
   std::uint64_t flits_sent_ = 0;
   std::uint64_t in_flight_ = 0;
   std::uint64_t transmissions_ = 0;
+  int lanes_total_ = 1;
+  int lanes_ = 1;
+  Ps flit_ps_full_ = 0;  // with every lane
+  bool down_ = false;
   // Reliability (null errors_: an ideal link).
   std::unique_ptr<LinkErrors> errors_;
   LinkReliability rel_;

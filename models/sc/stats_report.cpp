@@ -43,6 +43,9 @@ nlohmann::json config_json(const Config& c) {
       case ParamType::kIntList:
         j[e.info.key] = parse_int_list(e.info, v);
         break;
+      case ParamType::kCustom:
+        j[e.info.key] = v;
+        break;
     }
   }
   return j;
@@ -189,7 +192,7 @@ nlohmann::json Fabric::stats() const {
                         {"packets", l->packets_sent()},
                         {"flits", l->flits_sent()}};
   // Reliability (link.ber / fec / retry set): per link, and summed.
-  if (link_reliability_on(cfg_.link)) {
+  if (link_reliability_on(cfg_)) {
     json total = {{"codewords", 0u}, {"corrected_codewords", 0u}, {"uncorrectable_codewords", 0u},
                   {"crc_errors", 0u}, {"replays", 0u}, {"retransmitted_packets", 0u},
                   {"retransmitted_bytes", 0u}, {"replay_stall_ns", 0.0}};
@@ -227,6 +230,12 @@ nlohmann::json Fabric::stats() const {
     j["reliability"] = total;
   }
   j["links"] = links;
+  if (faults_) {
+    json log = json::array();
+    for (const auto& a : faults_->log())
+      log.push_back({{"at_ns", ps_to_ns(a.t)}, {"fault", a.fault}, {"targets", a.targets}});
+    j["faults"] = log;
+  }
 
   json switches = json::object();
   for (std::size_t k = 0; k < switches_.size(); ++k) {

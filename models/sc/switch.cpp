@@ -220,8 +220,7 @@ void Switch::engine_fold(PacketId id) {
 
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);
-  const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
-  p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
+  p.out_port = route(p.dst, p.addr);
   Input& in = inputs_[static_cast<size_t>(port)];
   in.occupancy[p.vc] += p.flits;
   in.total_occ += p.flits;
@@ -448,6 +447,60 @@ void Switch::trace(WaveTrace& w) {
   }
 }
 
+int Switch::route(int dst, std::uint64_t addr) const {
+  const std::vector<int>& r = routes_[static_cast<size_t>(dst)];
+  const int o = r.size() == 1 ? r[0] : r[(addr / stripe_bytes_) % r.size()];
+  if (!any_down_ || !outputs_[static_cast<size_t>(o)].link->down()) return o;
+  // Its link is down: another route to the destination (same address, same choice).
+  std::vector<int> alive;
+  for (int k : r)
+    if (!outputs_[static_cast<size_t>(k)].link->down()) alive.push_back(k);
+  if (alive.empty()) {
+    std::string links;
+    for (int k : r) links += (links.empty() ? "" : ", ") + outputs_[static_cast<size_t>(k)].link->name();
+    throw InvariantError(std::string(name()) + ": no path to endpoint " + std::to_string(dst) +
+                         ": every link toward it is down (" + links + ")");
+  }
+  return alive[static_cast<size_t>((addr / stripe_bytes_) % alive.size())];
+}
+
+bool Switch::can_reach(int dst) const {
+  for (int k : routes_[static_cast<size_t>(dst)])
+    if (!outputs_[static_cast<size_t>(k)].link->down()) return true;
+  return false;
+}
+
+void Switch::output_down(int o) {
+  any_down_ = true;
+  // Packets still waiting for allocation toward `o` take another route;
+  // those already past the crossbar (its output queue) still cross.
+  for (int i = 0; i < xports_; ++i) {
+    Input& in = inputs_[static_cast<size_t>(i)];
+    if (queueing_ == Queueing::kFifo) {
+      for (PacketQueue& q : in.queues)
+        for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
+          Packet& p = pool_.get(id);
+          if (p.out_port == o) p.out_port = route(p.dst, p.addr);
+        }
+    } else if (queueing_ == Queueing::kVoq) {
+      for (int v = 0; v < vcs_; ++v) {
+        PacketQueue& q = voq(in, v, o);
+        if (q.empty()) continue;
+        std::vector<PacketId> moved;
+        while (!q.empty()) moved.push_back(q.pop(pool_));
+        in.nonempty[static_cast<size_t>(v)].reset(o);
+        for (PacketId id : moved) {
+          Packet& p = pool_.get(id);
+          p.out_port = route(p.dst, p.addr);
+          voq(in, v, p.out_port).push(pool_, id);
+          in.nonempty[static_cast<size_t>(v)].set(p.out_port);
+        }
+      }
+    }
+  }
+  if (pending_total_ > 0) request_tick(now());
+}
+
 void Switch::diagnose(Stuck& out) const {
   auto describe = [&](PacketId id) {
     const Packet& p = pool_.get(id);
@@ -539,8 +592,7 @@ void Switch::arrive(PacketId id, int port) {
         routes_[static_cast<size_t>(p.dst)].empty())
       throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
                            std::to_string(p.dst));
-    const std::vector<int>& r = routes_[static_cast<size_t>(p.dst)];
-    p.out_port = r.size() == 1 ? r[0] : r[(p.addr / stripe_bytes_) % r.size()];
+    p.out_port = route(p.dst, p.addr);
   }
   apply_departures(in, t);
   int& occ = in.occupancy[p.vc];
@@ -600,7 +652,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     cp.parent = id;
     cp.copies_left = 0;
     cp.engine_slot = false;
-    cp.out_port = r.size() == 1 ? r[0] : r[(original.addr / stripe_bytes_) % r.size()];
+    cp.out_port = route(m, original.addr);
     if (original.payload != kNoPayload) payloads_->retain(original.payload);
     ++copies_made_;
     if (queueing_ == Queueing::kOutput)

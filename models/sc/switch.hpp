@@ -115,6 +115,10 @@ class Switch : public TimedModule {
     std::vector<std::pair<const Link*, const Link*>> waits;
   };
   void diagnose(Stuck& out) const;
+  // Fault: output `o`'s link is down (already marked): route around it.
+  void output_down(int o);
+  // A working link toward endpoint dst remains.
+  bool can_reach(int dst) const;
   // Reports every engine fold to `sink` (--wave-rtl): one ALU per engine port.
   void trace_folds(FoldSink& sink);
   // Adds the share of packets still queued at `end` to the occupancy mean.
@@ -227,6 +231,9 @@ class Switch : public TimedModule {
   };
 
   void set_engine_head(Input& in, int vc, int out, PacketId head);
+  // The output toward `dst` for `addr` (the address spreads over parallel
+  // routes), avoiding links that are down; throws when none is left.
+  int route(int dst, std::uint64_t addr) const;
   void arrive(PacketId id, int port);
   // Queues a routed packet (out_port set) for allocation at input `port`.
   void enqueue_input(int port, PacketId id);
@@ -333,6 +340,7 @@ class Switch : public TimedModule {
   int w_table_ = -1, w_slots_ = -1;
   std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
   FoldSink* fold_sink_ = nullptr;
+  bool any_down_ = false;  // some output link is down (faults)
   std::vector<int> fold_alu_;             // [engine port] -> sink id, -1
   std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
