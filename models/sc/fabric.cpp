@@ -142,7 +142,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     };
     probes.stuck_link = [this](Ps now, Ps period) {
       for (auto& l : links_)
-        if (l->stalled_since() != kNever && l->stalled_since() + period <= now &&
+        if (!l->down() && l->stalled_since() != kNever && l->stalled_since() + period <= now &&
             l->last_credit_freed() + period <= now)
           return true;
       return false;
@@ -275,7 +275,13 @@ void Fabric::build_faults() {
     const std::size_t n = gpu ? gpus_.size() : links_.size();
     for (std::size_t i = 0; i < n; ++i) {
       const std::string nm = gpu ? std::string(gpus_[i]->name()) : links_[i]->name();
-      if (fnmatch(f.target.c_str(), nm.c_str(), 0) != 0) continue;
+      // Targets may name this fabric's instance or, as the CLI does, "fabric".
+      const std::string own = std::string(name()) + ".";
+      const std::string canonical =
+          nm.compare(0, own.size(), own) == 0 ? "fabric." + nm.substr(own.size()) : nm;
+      if (fnmatch(f.target.c_str(), nm.c_str(), 0) != 0 &&
+          fnmatch(f.target.c_str(), canonical.c_str(), 0) != 0)
+        continue;
       if (f.kind == FaultKind::kLinkDown && !senders_[i].sw && !senders_[i].gpu)
         throw ConfigError("faults: '" + f.text + "' takes down " + nm +
                           ", a synthetic endpoint's link: link_down is modelled on switch links "
@@ -340,7 +346,8 @@ std::string Fabric::stuck_report(Ps now, Ps since) {
     for (int v = 0; v < l->vcs(); ++v) held += static_cast<std::uint64_t>(l->flits_outstanding(v));
   std::string starved;
   for (auto& l : links_)
-    if (l->stalled_since() != kNever && l->stalled_since() + ns_to_ps(cfg_.sim.watchdog_ns) <= now &&
+    if (!l->down() && l->stalled_since() != kNever &&
+        l->stalled_since() + ns_to_ps(cfg_.sim.watchdog_ns) <= now &&
         l->last_credit_freed() + ns_to_ps(cfg_.sim.watchdog_ns) <= now)
       starved += (starved.empty() ? "" : ", ") + l->name();
   std::string r = fmt::format(

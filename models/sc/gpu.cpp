@@ -95,6 +95,8 @@ void Gpu::link_down(int l) {
                            " is down and it waits for our answer to its read");
     ports_[static_cast<size_t>(same[static_cast<size_t>(r.first % same.size())])].reads.push_back(r);
   }
+  // Its work has gone elsewhere: it no longer waits for credits.
+  if (!has_work(p)) p.tx->set_stalled(now(), false);
   for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
     if (has_work(ports_[static_cast<size_t>(k)])) try_link(k);
 }
