@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/compare_command.hpp"
 #include "cli/run_command.hpp"
 #include "models/core/config.hpp"
 
@@ -35,6 +36,17 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--wave-window", run.wave_window,
                       "only changes in START_NS:END_NS (either side may be empty)");
 
+  CompareOptions cmp;
+  auto* cmp_cmd = app.add_subcommand(
+      "compare", "simulate the sizes of an nccl-tests *_perf output and print both side by side");
+  cmp_cmd->add_option("log", cmp.log_path, "nccl-tests output (all_reduce_perf etc.)")->required();
+  cmp_cmd->add_option("--config", cmp.config_path, "YAML configuration of the fabric")->required();
+  cmp_cmd->add_option("--set", cmp.overrides, "override a parameter: key=value (repeatable)")
+      ->take_all();
+  cmp_cmd->add_option("--op", cmp.op,
+                      "the collective, when the log does not name its test (all_reduce, ...)");
+  cmp_cmd->add_option("--out", cmp.out_dir, "where the simulated stats.json goes (default out/compare)");
+
   bool markdown = false;
   auto* params_cmd = app.add_subcommand("params", "list every configuration parameter");
   params_cmd->add_flag("--markdown", markdown, "print docs/config.md");
@@ -50,6 +62,8 @@ int sc_main(int argc, char* argv[]) {
     fmt::print("{}", markdown ? params_markdown() : params_text());
     return 0;
   }
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  if (*cmp_cmd) return compare_command(cmp);
   if (seed >= 0) run.overrides.push_back("sim.seed=" + std::to_string(seed));
   // A collective sweep ends with sc_stop(); its "stopped by user" note is noise.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);

@@ -1,6 +1,8 @@
 // The command line as a user runs it: exit codes, messages, determinism of
 // stats.json, and the generated parameter page.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -162,6 +164,34 @@ TEST(Cli, WaveRtlOptions) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("this configuration uses no reduction engine"), std::string::npos)
       << r.output;
+  fs::remove_all(dir);
+}
+
+// fabricsim compare: the shipped nccl-tests log against dgx-h100 (ring):
+// every size side by side with its error; bad logs and mismatches exit 2.
+TEST(Cli, CompareNcclTestsOutput) {
+  const std::string dir = temp_dir("compare");
+  const std::string log = kSrc + "/traces/nccl-tests/all_reduce_perf_8xH100_synthetic.txt";
+  Result r = sh("compare " + log + " --config " + kSrc +
+                "/configs/dgx-h100.yaml --set collective.algorithm=ring --out " + dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(all_reduce_perf, 8 GPUs, float sum)"), std::string::npos) << r.output;
+  for (const char* size : {"1024", "524288", "1048576"})
+    EXPECT_NE(r.output.find(std::string("\n  ") + std::string(12 - std::strlen(size), ' ') + size + " "),
+              std::string::npos)
+        << size << r.output;
+  EXPECT_NE(r.output.find("# 11 sizes compared: mean |error|"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir + "/stats.json"));
+  // A 4-GPU configuration for an 8-rank log.
+  r = sh("compare " + log + " --config " + kSrc + "/configs/dgx-h100.yaml --set topology.endpoints=4 --out " + dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("ran on 8 GPUs; the configuration has 4 (topology.endpoints)"), std::string::npos)
+      << r.output;
+  // A log that is not nccl-tests output.
+  std::ofstream(dir + "/bad.txt") << "hello\n";
+  r = sh("compare " + dir + "/bad.txt --config " + kSrc + "/configs/dgx-h100.yaml --out " + dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("bad.txt:1: a result row before the table header"), std::string::npos) << r.output;
   fs::remove_all(dir);
 }
 

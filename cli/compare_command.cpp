@@ -1,0 +1,148 @@
+#include "cli/compare_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/core/config.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/nccl_log.hpp"
+#include "models/sc/fabric.hpp"
+#include "rtl/rtl_alu.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+const char* op_key(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kBroadcast: return "broadcast";
+    case CollectiveOp::kReduce: return "reduce";
+  }
+  return "?";
+}
+
+// The sweep the log ran: nccl-tests' -b -e -f (a geometric series of sizes).
+std::vector<std::string> sweep_of(const NcclLog& log) {
+  const auto& r = log.rows;
+  std::uint64_t factor = 2;
+  if (r.size() > 1) {
+    if (r[1].size <= r[0].size || r[1].size % r[0].size != 0)
+      throw ConfigError(fmt::format("{}:{}: sizes {} then {}: fabricsim sweeps geometric series "
+                                    "(nccl-tests -f), each size a whole multiple of the last",
+                                    log.origin, r[1].line, r[0].size, r[1].size));
+    factor = r[1].size / r[0].size;
+  }
+  for (std::size_t i = 1; i < r.size(); ++i)
+    if (r[i].size != r[i - 1].size * factor)
+      throw ConfigError(fmt::format("{}:{}: size {} breaks the series {} x {} (nccl-tests -f {})",
+                                    log.origin, r[i].line, r[i].size, r[i - 1].size, factor, factor));
+  for (const auto& x : r)
+    if (x.type != r[0].type || x.redop != r[0].redop)
+      throw ConfigError(fmt::format("{}:{}: {} {} after {} {}: one data type and reduction per log",
+                                    log.origin, x.line, x.type, x.redop, r[0].type, r[0].redop));
+  return {"collective.min_bytes=" + std::to_string(r.front().size),
+          "collective.max_bytes=" + std::to_string(r.back().size),
+          "collective.step_factor=" + std::to_string(factor)};
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& opts) {
+  std::ifstream f(opts.log_path);
+  if (!f) {
+    fmt::print(stderr, "fabricsim: error: cannot read nccl-tests output '{}'\n", opts.log_path);
+    return 2;
+  }
+  std::stringstream text;
+  text << f.rdbuf();
+  Config cfg;
+  NcclLog log;
+  CollectiveOp op;
+  try {
+    log = parse_nccl_log(text.str(), opts.log_path);
+    if (!opts.op.empty()) {
+      op = nccl_test_op(opts.op + "_perf", "--op " + opts.op);
+    } else if (!log.test.empty()) {
+      op = nccl_test_op(log.test, opts.log_path);
+    } else {
+      throw ConfigError(opts.log_path +
+                        ": the log does not say which test ran (no '# Collective test starting' "
+                        "line): give --op (all_reduce, all_gather, reduce_scatter, alltoall, "
+                        "broadcast, reduce)");
+    }
+    const NcclRow& r0 = log.rows.front();
+    // The run lasts as long as the sweep (a cap, as in dgx-h100-allreduce.yaml).
+    std::vector<std::string> sets = {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                                     std::string("collective.op=") + op_key(op),
+                                     "collective.dtype=" + to_string(nccl_type(r0.type, log.origin, r0.line)),
+                                     "collective.redop=" + to_string(nccl_redop(r0.redop, log.origin, r0.line))};
+    for (auto& s : sweep_of(log)) sets.push_back(s);
+    sets.insert(sets.end(), opts.overrides.begin(), opts.overrides.end());
+    cfg = load_config(opts.config_path, sets);
+    if (log.ranks > 0 && log.ranks != endpoint_count(cfg))
+      throw ConfigError(fmt::format("{} ran on {} GPUs; the configuration has {} (topology.endpoints)",
+                                    opts.log_path, log.ranks, endpoint_count(cfg)));
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+
+  std::unique_ptr<Fabric> fabric;
+  try {
+    fabric = std::make_unique<Fabric>("fabric", cfg, RtlAlu::factory());
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+  const bool ok = fabric->run();
+  const nlohmann::json s = fabric->stats();
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out_dir, ec);
+  std::ofstream(std::filesystem::path(opts.out_dir) / "stats.json") << s.dump(2) << "\n";
+  if (!ok) {
+    fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric->error());
+    return 1;
+  }
+
+  fmt::print("# fabricsim compare: {} ({}, {} GPUs, {} {}) against {} ({}, algorithm {})\n",
+             opts.log_path, log.test.empty() ? op_key(op) : log.test, endpoint_count(cfg),
+             log.rows.front().type, log.rows.front().redop, opts.config_path,
+             to_string(cfg.collective.dtype), to_string(cfg.collective.algorithm));
+  fmt::print("# {:>12} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}\n", "size (B)", "time us", "sim us",
+             "busbw GB/s", "sim busbw", "error", "#wrong");
+  double sum_err = 0, max_err = 0;
+  int n = 0;
+  for (const NcclRow& r : log.rows) {
+    const nlohmann::json* sim = nullptr;
+    for (const auto& x : s["collectives"]["rows"])
+      if (x["size_bytes"].get<std::uint64_t>() == r.size) sim = &x;
+    if (!sim) {
+      fmt::print("  {:>12} {:>12.2f} {:>12} {:>12.2f} {:>12} {:>9} {:>9}\n", r.size, r.time_us, "-",
+                 r.busbw, "-", "-", "-");
+      continue;
+    }
+    const double sb = (*sim)["busbw_GBps"].get<double>();
+    // Relative error of the simulated bus bandwidth against the measured one.
+    const double err = r.busbw > 0 ? (sb - r.busbw) / r.busbw : 0.0;
+    sum_err += std::fabs(err);
+    max_err = std::max(max_err, std::fabs(err));
+    ++n;
+    fmt::print("  {:>12} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.1f}% {:>9}\n", r.size, r.time_us,
+               (*sim)["time_us"].get<double>(), r.busbw, sb, 100.0 * err,
+               (*sim)["wrong"].get<std::uint64_t>());
+  }
+  fmt::print("# {} sizes compared: mean |error| {:.1f}%, max {:.1f}% (busbw); simulated statistics "
+             "in {}/stats.json\n",
+             n, n ? 100.0 * sum_err / n : 0.0, 100.0 * max_err, opts.out_dir);
+  return 0;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,87 @@
+// nccl-tests output (models/core/nccl_log.hpp): the shipped example parses
+// into its rows; names map to ours; every malformed input names its line.
+#include "models/core/nccl_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "models/core/errors.hpp"
+
+namespace fabricsim {
+namespace {
+
+std::string example() {
+  std::ifstream f(FABRICSIM_SOURCE_DIR "/traces/nccl-tests/all_reduce_perf_8xH100_synthetic.txt");
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nccl_log(text, "log");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+TEST(NcclLog, ParsesTheShippedExample) {
+  const NcclLog log = parse_nccl_log(example(), "x");
+  EXPECT_EQ(log.test, "all_reduce_perf");
+  EXPECT_EQ(log.ranks, 8);
+  ASSERT_EQ(log.rows.size(), 11u);
+  EXPECT_EQ(log.rows[0].size, 1024u);
+  EXPECT_EQ(log.rows[0].count, 256u);
+  EXPECT_EQ(log.rows[0].type, "float");
+  EXPECT_EQ(log.rows[0].redop, "sum");
+  EXPECT_DOUBLE_EQ(log.rows[0].time_us, 11.81);  // out-of-place, not in-place (11.63)
+  EXPECT_DOUBLE_EQ(log.rows[0].busbw, 0.15);
+  EXPECT_EQ(log.rows[10].size, 1048576u);
+  EXPECT_EQ(log.rows[0].line, 17);
+  EXPECT_EQ(nccl_test_op(log.test, "x"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(nccl_type("bfloat16", "x", 1), DType::kBf16);
+  EXPECT_EQ(nccl_redop("max", "x", 1), RedOp::kMax);
+}
+
+TEST(NcclLog, OlderLayoutsWithoutRootOrRanks) {
+  // nccl-tests before 2.13: no root column, no 'Collective test starting'.
+  const NcclLog log = parse_nccl_log(
+      "# nThread 2 nGpus 4 minBytes 8 maxBytes 16 step: 2(factor)\n"
+      "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "           8             2     float     sum    30.10    0.00    0.00  0e+00    29.90    0.00    0.00  0e+00\n"
+      "          16             4     float     sum    30.20    0.00    0.00  0e+00    30.00    0.00    0.00  0e+00\n",
+      "old");
+  EXPECT_EQ(log.test, "");
+  EXPECT_EQ(log.ranks, 8);  // nGpus x nThread
+  ASSERT_EQ(log.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(log.rows[1].time_us, 30.2);
+}
+
+TEST(NcclLog, MalformedInputNamesTheLine) {
+  const std::string header = "#  size  count  type  redop  root  time  algbw  busbw  #wrong\n";
+  EXPECT_NE(error_of("1024 256 float sum -1 1 1 1 0\n").find("log:1: a result row before the table header"),
+            std::string::npos);
+  EXPECT_NE(error_of(header + "1024 256 float sum\n").find("log:2: a result row with 4 fields"),
+            std::string::npos);
+  EXPECT_NE(error_of(header + "1k 256 float sum -1 1 1 1 0\n").find("log:2: size '1k'"), std::string::npos);
+  EXPECT_NE(error_of(header + "1024 256 float sum -1 -3 1 1 0\n").find("time '-3'"), std::string::npos);
+  EXPECT_NE(error_of(header + "1024 256 float sum -1 2 fast 1 0\n").find("algbw 'fast'"), std::string::npos);
+  EXPECT_NE(error_of(header).find("no result rows"), std::string::npos);
+  EXPECT_NE(error_of("").find("no result rows"), std::string::npos);
+  try {
+    nccl_type("double", "log", 7);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("log:7: data type 'double' is not one fabricsim models"),
+              std::string::npos);
+  }
+  EXPECT_THROW(nccl_redop("prod", "log", 1), ConfigError);
+  EXPECT_THROW(nccl_test_op("sendrecv_perf", "log"), ConfigError);
+}
+
+}  // namespace
+}  // namespace fabricsim
