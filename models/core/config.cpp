@@ -15,6 +15,8 @@ const std::vector<std::pair<std::string, Queueing>> kQueueing = {
     {"fifo", Queueing::kFifo}, {"voq", Queueing::kVoq}, {"output", Queueing::kOutput}};
 const std::vector<std::pair<std::string, Multicast>> kMulticast = {
     {"engine", Multicast::kEngine}, {"crossbar", Multicast::kCrossbar}};
+const std::vector<std::pair<std::string, Egress>> kEgress = {{"hash", Egress::kHash},
+                                                              {"aligned", Egress::kAligned}};
 const std::vector<std::pair<std::string, Fec>> kFecs = {{"none", Fec::kNone},
                                                          {"rs544", Fec::kRs544}};
 const std::vector<std::pair<std::string, Retry>> kRetries = {{"none", Retry::kNone},
@@ -283,6 +285,11 @@ Schema<Config> config_schema() {
                "input-first round-robin)");
   s.add_int("switch.iterations", &C::sw, &SwitchConfig::iterations, "", 1, 64,
             "allocator iterations per allocation cycle");
+  s.add_choice("switch.egress", &C::sw, &SwitchConfig::egress, kEgress,
+               "which of a switch's parallel links toward an endpoint a packet takes: hash (its "
+               "address spread over them) or aligned (the link with the index the destination "
+               "itself would use for that address: with every endpoint wired alike, each ingress "
+               "link feeds one egress link; an assumption either way, NVSwitch's is not public)");
   s.add_choice("switch.multicast", &C::sw, &SwitchConfig::multicast, kMulticast,
                "where a multicast write (multimem.st) is replicated: engine (it crosses the "
                "crossbar once, to the multicast/reduction engine, whose port sends the copies "

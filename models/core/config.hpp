@@ -17,6 +17,7 @@ namespace fabricsim {
 
 enum class Queueing { kFifo, kVoq, kOutput };
 enum class Multicast { kEngine, kCrossbar };
+enum class Egress { kHash, kAligned };
 enum class FoldOrder { kMember, kArrival };
 enum class AluKind { kModel, kRtl };
 enum class Pattern {
@@ -73,6 +74,7 @@ struct SwitchConfig {
   std::int64_t pipeline_cycles = 16;
   double clock_ghz = 1.5625;
   Multicast multicast = Multicast::kEngine;
+  Egress egress = Egress::kHash;
 };
 
 struct TrafficConfig {

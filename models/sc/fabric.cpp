@@ -126,6 +126,21 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       senders_.push_back({nullptr, collective() ? gpus_[static_cast<size_t>(e)].get() : nullptr, k});
     }
   }
+  if (cfg_.sw.egress == Egress::kAligned) {
+    // Endpoint d's links are numbered switch by switch (topology order): its
+    // links into switch s start at the count of its links into earlier ones.
+    for (int s = 0; s < topo_.switches; ++s) {
+      std::vector<std::pair<int, int>> align(static_cast<size_t>(topo_.endpoints), {0, 1});
+      for (int d = 0; d < topo_.endpoints; ++d) {
+        const auto& ports = topo_.endpoint_ports[static_cast<size_t>(d)];
+        int first = -1;
+        for (int k = 0; k < static_cast<int>(ports.size()); ++k)
+          if (ports[static_cast<size_t>(k)].id == s && first < 0) first = k;
+        align[static_cast<size_t>(d)] = {first < 0 ? 0 : first, static_cast<int>(ports.size())};
+      }
+      switches_[static_cast<size_t>(s)]->set_egress_alignment(std::move(align));
+    }
+  }
   build_faults();
   if (cfg_.sim.watchdog_ns > 0) {
     Watchdog::Probes probes;

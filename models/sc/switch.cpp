@@ -449,7 +449,13 @@ void Switch::trace(WaveTrace& w) {
 
 int Switch::route(int dst, std::uint64_t addr) const {
   const std::vector<int>& r = routes_[static_cast<size_t>(dst)];
-  const int o = r.size() == 1 ? r[0] : r[(addr / stripe_bytes_) % r.size()];
+  int o = r.size() == 1 ? r[0] : r[(addr / stripe_bytes_) % r.size()];
+  if (r.size() > 1 && !align_.empty()) {
+    // The link the destination would pick for this address, if it is one of ours.
+    const auto [first, total] = align_[static_cast<size_t>(dst)];
+    const auto l = static_cast<int>((addr / stripe_bytes_) % static_cast<std::uint64_t>(total)) - first;
+    if (l >= 0 && l < static_cast<int>(r.size())) o = r[static_cast<size_t>(l)];
+  }
   if (!any_down_ || !outputs_[static_cast<size_t>(o)].link->down()) return o;
   // Its link is down: another route to the destination (same address, same choice).
   std::vector<int> alive;

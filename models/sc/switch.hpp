@@ -115,6 +115,11 @@ class Switch : public TimedModule {
     std::vector<std::pair<const Link*, const Link*>> waits;
   };
   void diagnose(Stuck& out) const;
+  // switch.egress=aligned: for each endpoint, the global index of its first
+  // link into this switch and its number of links (see route()).
+  void set_egress_alignment(std::vector<std::pair<int, int>> first_and_total) {
+    align_ = std::move(first_and_total);
+  }
   // Fault: output `o`'s link is down (already marked): route around it.
   void output_down(int o);
   // A working link toward endpoint dst remains.
@@ -341,6 +346,7 @@ class Switch : public TimedModule {
   std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
   FoldSink* fold_sink_ = nullptr;
   bool any_down_ = false;  // some output link is down (faults)
+  std::vector<std::pair<int, int>> align_;  // [endpoint] (first link here, links in all); empty: hash
   std::vector<int> fold_alu_;             // [engine port] -> sink id, -1
   std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
   const bool mc_via_engine_;           // switch.multicast=engine and an engine

@@ -122,3 +122,36 @@ TEST(Validation, CreditLoopUtilisationIsBufferOverRoundTrip) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Ring all-reduce on dgx-h100's 5,4,4,5 wiring: with switch.egress=hash a
+// switch spreads each destination's traffic over its links to it by an
+// address hash that does not line up with the GPUs' own link choice (mod 18
+// against mod 5 or 4), so egress links collide; aligned egress removes the
+// loss (docs/validation.md, "Collectives: first findings").
+TEST(Validation, RingEgressAlignmentOnUnevenWiring) {
+  auto cfg = [](const char* egress) {
+    return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml",
+                       {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                        "collective.min_bytes=4194304", "collective.max_bytes=4194304",
+                        std::string("switch.egress=") + egress});
+  };
+  Fabric h("h", cfg("hash")), a("a", cfg("aligned"));
+  h.sweep()->set_stop_kernel_when_done(false);
+  a.sweep()->set_stop_kernel_when_done(false);
+  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(1e6)));
+  ASSERT_TRUE(h.finish()) << h.error();
+  ASSERT_TRUE(a.finish()) << a.error();
+  const auto rh = h.stats()["collectives"]["rows"][0], ra = a.stats()["collectives"]["rows"][0];
+  EXPECT_EQ(rh["wrong"].get<int>(), 0);
+  EXPECT_EQ(ra["wrong"].get<int>(), 0);
+  const double bound = 18 * 25.0 * 256 / 272;  // GB/s per GPU and direction
+  EXPECT_GT(ra["busbw_GBps"].get<double>(), rh["busbw_GBps"].get<double>() * 1.05);
+  EXPECT_GT(ra["busbw_GBps"].get<double>(), 0.88 * bound);
+  EXPECT_LT(rh["busbw_GBps"].get<double>(), 0.86 * bound);
+}
+
+}  // namespace
+}  // namespace fabricsim
