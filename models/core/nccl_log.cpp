@@ -1,6 +1,7 @@
 #include "models/core/nccl_log.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -72,7 +73,10 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
         }
         if (c_size < 0 || c_count < 0 || c_type < 0 || c_time < 0 || c_algbw < 0 || c_busbw < 0)
           fail(origin, n, "a table header without size, count, type, time, algbw and busbw");
-        columns = static_cast<std::size_t>(c_busbw) + 1;
+        // Columns may come in any order: a row needs the furthest one.
+        columns = static_cast<std::size_t>(
+                      std::max({c_size, c_count, c_type, c_redop, c_time, c_algbw, c_busbw})) +
+                  1;
       }
       for (std::size_t i = 0; i + 1 < h.size(); ++i) {
         if (h[i] == "nGpus") gpus = std::atoi(h[i + 1].c_str());
@@ -85,8 +89,8 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
     if (c_size < 0)
       fail(origin, n, "a result row before the table header ('#  size  count  type ...')");
     if (w.size() < columns)
-      fail(origin, n, "a result row with " + std::to_string(w.size()) + " fields; the header has " +
-                          std::to_string(columns) + " up to busbw");
+      fail(origin, n, "a result row with " + std::to_string(w.size()) + " fields; the header needs " +
+                          std::to_string(columns));
     NcclRow r;
     r.line = n;
     if (!to_u64(w[static_cast<size_t>(c_size)], r.size) || r.size == 0)

@@ -71,6 +71,11 @@ TEST(NcclLog, MalformedInputNamesTheLine) {
   EXPECT_NE(error_of(header + "1024 256 float sum -1 -3 1 1 0\n").find("time '-3'"), std::string::npos);
   EXPECT_NE(error_of(header + "1024 256 float sum -1 2 fast 1 0\n").find("algbw 'fast'"), std::string::npos);
   EXPECT_NE(error_of(header).find("no result rows"), std::string::npos);
+  // Found by fuzz_nccl_log: 'time' after 'busbw' in a header. A row must
+  // reach the furthest column, not only busbw (it read past the row).
+  EXPECT_NE(error_of("#  size count type redop algbw busbw x time\n1024 256 float sum 1 1\n")
+                .find("log:2: a result row with 6 fields; the header needs 8"),
+            std::string::npos);
   EXPECT_NE(error_of("").find("no result rows"), std::string::npos);
   try {
     nccl_type("double", "log", 7);
