@@ -157,8 +157,13 @@ void join_sequence(const YAML::Node& n, const std::string& key, const std::strin
 void flatten(const YAML::Node& n, const std::string& prefix, const std::string& origin,
              std::vector<YamlLeaf>& out) {
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string key = prefix.empty() ? it->first.as<std::string>()
-                                           : prefix + "." + it->first.as<std::string>();
+    // A key must be a plain name: YAML allows lists or maps as keys ('? ...').
+    if (!it->first.IsScalar())
+      throw ConfigError(origin + ": line " + std::to_string(it->first.Mark().line + 1) +
+                        ": a key that is not a plain name" +
+                        (prefix.empty() ? std::string() : " under '" + prefix + "'") +
+                        " (keys are names like 'link' or 'lanes')");
+    const std::string key = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
     const YAML::Node v = it->second;  // by value: the iterator yields a proxy
     if (v.IsMap()) {
       flatten(v, key, origin, out);

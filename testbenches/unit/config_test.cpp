@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -249,6 +251,22 @@ TEST(Config, WatchdogLongerThanLinkLatenciesAndStragglers) {
   EXPECT_NE(m.find("sim.watchdog_ns=10000 is not longer than the straggler's start delay"),
             std::string::npos)
       << m;
+}
+
+}  // namespace
+}  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Found by fuzz_config: YAML allows a list or a map as a key ('? ...');
+// the loader threw yaml-cpp's own exception past the caller. Now a ConfigError.
+TEST(Config, AKeyThatIsNotANameIsAConfigError) {
+  const std::string path = "/tmp/fabricsim_complex_key_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << "link:\n  lanes: 2\n? [a, b]\n: 1\n";
+  const std::string m = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(m.find(path + ": line 3: a key that is not a plain name"), std::string::npos) << m;
+  std::remove(path.c_str());
 }
 
 }  // namespace
