@@ -155,7 +155,18 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
           if (l->flits_outstanding(v) > 0) return true;
       return false;
     };
+    // A link still serialising (or replaying: go-back-N books a packet's
+    // retries when it starts it) is progress even if nothing new started.
+    probes.busy = [this](Ps now) {
+      for (auto& l : links_)
+        if (l->free_at() > now) return true;
+      return false;
+    };
     probes.stuck_link = [this](Ps now, Ps period) {
+      // While links retry, the links behind them may wait a long time for
+      // credits without anything being stuck.
+      for (auto& l : links_)
+        if (l->replaying_until() + period > now) return false;
       for (auto& l : links_)
         if (!l->down() && l->stalled_since() != kNever && l->stalled_since() + period <= now &&
             l->last_credit_freed() + period <= now)

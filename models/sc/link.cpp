@@ -141,6 +141,7 @@ Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
     }
     rel_stats_.replay_stall_ps += overlap(t + ser, nack, window_.begin, window_.end);
     t = nack;
+    replaying_until_ = std::max(replaying_until_, t + ser);
     idle = true;  // the link idled until the nack: the next codeword is new
   }
   return t;

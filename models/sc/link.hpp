@@ -137,6 +137,9 @@ class Link {
   // Stalled on credits since this time (kNever: not stalled), and the last
   // time the receiver freed anything.
   Ps stalled_since() const { return stall_since_; }
+  // Go-back-N: the end of the last stretch the link spent replaying (the
+  // watchdog does not call a fabric stuck while its links retry).
+  Ps replaying_until() const { return replaying_until_; }
   Ps last_credit_freed() const { return last_freed_; }
 
   // Statistics over the window.
@@ -220,6 +223,7 @@ class Link {
   Ps busy_in_window_ = 0;
   Ps stall_since_ = kNever;
   Ps last_freed_ = 0;
+  Ps replaying_until_ = 0;
   Ps stall_in_window_ = 0;
   WaveTrace* wave_ = nullptr;
   int w_valid_ = -1, w_vc_ = -1, w_packet_ = -1;

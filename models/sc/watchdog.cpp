@@ -16,7 +16,7 @@ Watchdog::Watchdog(const sc_core::sc_module_name& name, Scheduler& scheduler, Ps
 
 void Watchdog::handle(const Item& item) {
   const std::uint64_t p = probes_.progress();
-  if (p == last_progress_ && probes_.stuck_flits())
+  if (p == last_progress_ && probes_.stuck_flits() && !probes_.busy(item.time))
     throw InvariantError(probes_.report(item.time, last_move_));
   if (probes_.stuck_link(item.time, period_))
     throw InvariantError(probes_.report(item.time, item.time - period_));

@@ -22,6 +22,7 @@ class Watchdog : public TimedModule {
   struct Probes {
     std::function<std::uint64_t()> progress;  // grows whenever anything moves
     std::function<bool()> stuck_flits;        // flits are held somewhere
+    std::function<bool(Ps now)> busy;         // a link is still sending
     std::function<bool(Ps now, Ps period)> stuck_link;  // a link starved that long
     std::function<std::string(Ps now, Ps since)> report;  // why, where
   };

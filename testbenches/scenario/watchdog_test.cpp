@@ -73,3 +73,25 @@ TEST(Watchdog, OffMeansTheDeadlockRunsSilently) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Links that retry for longer than a watchdog period (BER 2e-3 without FEC:
+// a 272-B packet needs ~77 tries of ~211 ns) are slow, not stuck: go-back-N
+// books a packet's retries when it sends it, so nothing new starts for
+// 16 us at a time. The watchdog must count a link still sending (or
+// replaying) as progress; it used to stop this run at 250 us.
+TEST(Watchdog, QuietWhileLinksRetry) {
+  const Config c = load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100-allreduce.yaml",
+                               {"collective.algorithm=nvls", "collective.min_bytes=16384",
+                                "collective.max_bytes=16384", "link.ber=2e-3", "link.retry=go_back_n"});
+  Fabric f("fabric", c);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  EXPECT_EQ(s["collectives"]["rows"][0]["wrong"].get<int>(), 0);
+  EXPECT_GT(s["reliability"]["added_latency_ns"]["max"].get<double>(), 10000.0);  // > one period
+}
+
+}  // namespace
+}  // namespace fabricsim
