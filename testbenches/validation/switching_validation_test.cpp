@@ -155,3 +155,46 @@ TEST(Validation, RingEgressAlignmentOnUnevenWiring) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Ring all-reduce against Hockney's alpha-beta model, T = 2(n-1) alpha +
+// 2(n-1)/n S / B (docs/validation.md, "Collectives"). alpha is the fabric's
+// own zero-load latency of one chunk packet (from the documented parts, not
+// fitted): head flit L + f, the next switch clock edge, the 16-cycle
+// pipeline, L, the packet's 17 flits (256-B slices; a 4-KiB call moves
+// 512-B chunks, two slices per step, on different links). B is the link
+// payload bound: 8 links x 25 GB/s x 256/272. Wiring 2,2,2,2 with aligned
+// egress, so the links, not the switch, limit (the 5,4,4,5 case is above).
+TEST(Validation, RingAllReduceAlphaBeta) {
+  const Config c = load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml",
+                               {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                                "topology.links=2,2,2,2", "switch.egress=aligned",
+                                "collective.min_bytes=4096", "collective.max_bytes=4194304",
+                                "collective.step_factor=1024"});
+  Fabric f("fabric", c);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto rows = f.stats()["collectives"]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  const int n = 8;
+  const double fl = 0.64, cycle = 0.64, lat = 100.0;
+  const double edge = std::ceil((lat + fl) / cycle - 1e-9) * cycle;
+  const double alpha_ns = edge + 16 * cycle + lat + 17 * fl;  // 222.24 ns
+  const double bound = 8 * 25.0 * 256 / 272;                 // GB/s = bytes/ns
+  for (const auto& r : rows) {
+    const double s = r["size_bytes"].get<double>(), t_ns = 1000 * r["time_us"].get<double>();
+    EXPECT_EQ(r["wrong"].get<int>(), 0);
+    if (s <= 4096) {
+      // Latency only: each step moves one packet per link; its serialization
+      // is in alpha (a slice is not split finer), the chain is the time.
+      EXPECT_NEAR(t_ns, 2 * (n - 1) * alpha_ns, 0.01 * 2 * (n - 1) * alpha_ns) << s;
+    } else {
+      const double hockney = 2 * (n - 1) * alpha_ns + 2.0 * (n - 1) / n * s / bound;
+      EXPECT_NEAR(t_ns, hockney, 0.03 * hockney) << s;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabricsim
