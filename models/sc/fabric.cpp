@@ -174,8 +174,10 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       return false;
     };
     probes.report = [this](Ps now, Ps since) { return stuck_report(now, since); };
-    watchdog_ = std::make_unique<Watchdog>("watchdog", scheduler_, ns_to_ps(cfg_.sim.watchdog_ns),
-                                           std::move(probes));
+    watchdog_ = std::make_unique<Watchdog>(ns_to_ps(cfg_.sim.watchdog_ns), std::move(probes));
+    scheduler_.set_watch(std::string(this->name()) + ".watchdog", watchdog_->period(),
+                         [this](Ps t) { watchdog_->check(t); },
+                         [this](Ps t) { watchdog_->drained(t); });
   }
   if (link_reliability_on(cfg_)) {
     // Each link draws its errors from its own stream of the run's seed.
@@ -376,7 +378,12 @@ std::string Fabric::stuck_report(Ps now, Ps since) {
         l->stalled_since() + ns_to_ps(cfg_.sim.watchdog_ns) <= now &&
         l->last_credit_freed() + ns_to_ps(cfg_.sim.watchdog_ns) <= now)
       starved += (starved.empty() ? "" : ", ") + l->name();
-  std::string r = fmt::format(
+  std::string r =
+      since == kNever
+          ? fmt::format("no event is left anywhere while {} flits sit in receive buffers: nothing can "
+                        "move again; the fabric is deadlocked",
+                        held)
+          : fmt::format(
       "no progress for sim.watchdog_ns={} ns: {}; the fabric is stuck", format_real(cfg_.sim.watchdog_ns),
       starved.empty()
           ? fmt::format("no link has started a transmission since {:.1f} ns while {} flits sit in "

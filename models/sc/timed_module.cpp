@@ -54,6 +54,20 @@ void Scheduler::run() {
     }
     pending_.pop_front();
   }
+  if (t >= watch_next_ || (drained_ && pending_.empty())) {
+    watch_next_ = t + watch_period_;
+    try {
+      if (pending_.empty())
+        drained_(t);
+      else
+        watch_(t);
+    } catch (const std::exception& e) {
+      errors_.report(watch_name_, t, e.what());
+      running_ = false;
+      sc_core::sc_stop();
+      return;
+    }
+  }
   running_ = false;
   if (!pending_.empty()) {
     notified_at_ = pending_.next_time();

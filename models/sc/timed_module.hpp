@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -140,6 +141,18 @@ class Scheduler : public sc_core::sc_module {
   std::uint64_t activations() const { return activations_; }
   // The time of the current (or last) activation: a cheap lower bound of now.
   Ps last_run() const { return last_run_; }
+  // After an activation at t >= the last call + period, calls check(t)
+  // (the watchdog); an exception from it is reported as `name`'s error and
+  // stops the simulation. One comparison per activation, no event.
+  // `drained(t)` runs when no work is left at all after an activation.
+  void set_watch(std::string name, Ps period, std::function<void(Ps)> check,
+                 std::function<void(Ps)> drained) {
+    watch_name_ = std::move(name);
+    watch_period_ = period;
+    watch_next_ = period;
+    watch_ = std::move(check);
+    drained_ = std::move(drained);
+  }
 
  private:
   void run();
@@ -151,6 +164,11 @@ class Scheduler : public sc_core::sc_module {
   Ps notified_at_ = kNever;
   Ps last_run_ = 0;
   bool running_ = false;
+  std::string watch_name_;
+  Ps watch_period_ = 0;
+  Ps watch_next_ = kNever;
+  std::function<void(Ps)> watch_;
+  std::function<void(Ps)> drained_;
 };
 
 struct Item {
