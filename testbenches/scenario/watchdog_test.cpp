@@ -96,3 +96,47 @@ TEST(Watchdog, QuietWhileLinksRetry) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// The watchdog's decisions on their own, with scripted probes: each way of
+// being stuck is reported with the right 'since', and each sign of life
+// (progress, a busy link, nothing held) keeps it quiet.
+TEST(WatchdogDecisions, EachProbe) {
+  std::uint64_t progress = 0;
+  bool held = true, busy = false, starved = false;
+  Ps reported_since = 0;
+  Watchdog::Probes p;
+  p.progress = [&] { return progress; };
+  p.stuck_flits = [&] { return held; };
+  p.busy = [&](Ps) { return busy; };
+  p.stuck_link = [&](Ps, Ps) { return starved; };
+  p.report = [&](Ps, Ps since) {
+    reported_since = since;
+    return std::string("stuck");
+  };
+  Watchdog w(1000, p);
+  progress = 5;
+  EXPECT_NO_THROW(w.check(1000));  // moved since the start
+  busy = true;
+  EXPECT_NO_THROW(w.check(2000));  // nothing new started, but a link is still sending
+  busy = false;
+  held = false;
+  EXPECT_NO_THROW(w.check(3000));  // nothing moved, nothing held: idle, not stuck
+  held = true;
+  EXPECT_THROW(w.check(4000), InvariantError);  // nothing moved with flits held
+  EXPECT_EQ(reported_since, 3000u);             // the last look
+  progress = 6;
+  starved = true;
+  EXPECT_THROW(w.check(5000), InvariantError);  // moving, but a link starved a period
+  EXPECT_EQ(reported_since, 4000u);
+  starved = false;
+  EXPECT_THROW(w.drained(5500), InvariantError);  // no event left with flits held
+  EXPECT_EQ(reported_since, kNever);
+  held = false;
+  EXPECT_NO_THROW(w.drained(6000));  // drained and empty: the run simply ended
+}
+
+}  // namespace
+}  // namespace fabricsim
