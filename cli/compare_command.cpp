@@ -17,18 +17,6 @@ namespace fabricsim {
 
 namespace {
 
-const char* op_key(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kReduce: return "reduce";
-  }
-  return "?";
-}
-
 // The sweep the log ran: nccl-tests' -b -e -f (a geometric series of sizes).
 std::vector<std::string> sweep_of(const NcclLog& log) {
   const auto& r = log.rows;
@@ -81,7 +69,7 @@ int compare_command(const CompareOptions& opts) {
     const NcclRow& r0 = log.rows.front();
     // The run lasts as long as the sweep (a cap, as in dgx-h100-allreduce.yaml).
     std::vector<std::string> sets = {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
-                                     std::string("collective.op=") + op_key(op),
+                                     "collective.op=" + to_string(op),
                                      "collective.dtype=" + to_string(nccl_type(r0.type, log.origin, r0.line)),
                                      "collective.redop=" + to_string(nccl_redop(r0.redop, log.origin, r0.line))};
     for (auto& s : sweep_of(log)) sets.push_back(s);
@@ -113,7 +101,7 @@ int compare_command(const CompareOptions& opts) {
   }
 
   fmt::print("# fabricsim compare: {} ({}, {} GPUs, {} {}) against {} ({}, algorithm {})\n",
-             opts.log_path, log.test.empty() ? op_key(op) : log.test, endpoint_count(cfg),
+             opts.log_path, log.test.empty() ? to_string(op) : log.test, endpoint_count(cfg),
              log.rows.front().type, log.rows.front().redop, opts.config_path,
              to_string(cfg.collective.dtype), to_string(cfg.collective.algorithm));
   fmt::print("# {:>12} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}\n", "size (B)", "time us", "sim us",

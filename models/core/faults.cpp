@@ -1,10 +1,10 @@
 #include "models/core/faults.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
 #include "models/core/errors.hpp"
+#include "models/core/params.hpp"
 
 namespace fabricsim {
 
@@ -25,14 +25,6 @@ std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
-
-bool to_number(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && errno != ERANGE && std::isfinite(v);
 }
 
 }  // namespace
@@ -77,13 +69,13 @@ std::vector<Fault> parse_faults(const std::string& key, const std::string& text)
       if (kind == k.name) info = &k;
     if (!info) bad("has an unknown kind '" + kind + "'");
     f.kind = info->kind;
-    if (!to_number(item.substr(at + 1, colon - at - 1), f.at_ns) || f.at_ns < 0 || f.at_ns > 1e12)
+    if (!parse_finite(item.substr(at + 1, colon - at - 1), f.at_ns) || f.at_ns < 0 || f.at_ns > 1e12)
       bad("has a time that is not a number of ns in [0, 1e12]");
     std::string target = item.substr(colon + 1);
     const auto eq = target.find('=');
     const bool has_value = eq != std::string::npos;
     if (has_value) {
-      if (!to_number(target.substr(eq + 1), f.value)) bad("has a value that is not a number");
+      if (!parse_finite(target.substr(eq + 1), f.value)) bad("has a value that is not a number");
       target = target.substr(0, eq);
     }
     f.target = trim(target);

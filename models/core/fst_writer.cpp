@@ -30,11 +30,12 @@ void fst_value(void* ctx, std::uint32_t handle, const char* bits) {
 }
 void fst_close(void* ctx) { fstWriterClose(ctx); }
 
-std::map<std::string, std::size_t> fst_count_changes(const std::string& path) {
-  std::map<std::string, std::size_t> out;
-  void* r = fstReaderOpen(path.c_str());
-  if (!r) return out;
-  std::map<fstHandle, std::string> names;
+namespace {
+
+// Every variable's full name ("a.b.sig"), in file order, with its handle
+// (aliases share a handle).
+std::vector<std::pair<fstHandle, std::string>> fst_names(void* r) {
+  std::vector<std::pair<fstHandle, std::string>> out;
   std::string scope;
   std::vector<std::size_t> marks;
   while (fstHier* h = fstReaderIterateHier(r)) {
@@ -45,9 +46,20 @@ std::map<std::string, std::size_t> fst_count_changes(const std::string& path) {
       scope.resize(marks.back());
       marks.pop_back();
     } else if (h->htyp == FST_HT_VAR) {
-      names[h->u.var.handle] = scope + h->u.var.name;
+      out.emplace_back(h->u.var.handle, scope + h->u.var.name);
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::size_t> fst_count_changes(const std::string& path) {
+  std::map<std::string, std::size_t> out;
+  void* r = fstReaderOpen(path.c_str());
+  if (!r) return out;
+  std::map<fstHandle, std::string> names;
+  for (auto& [h, n] : fst_names(r)) names[h] = std::move(n);
   std::map<fstHandle, std::size_t> counts;
   fstReaderSetFacProcessMaskAll(r);
   fstReaderIterBlocks(
@@ -66,20 +78,9 @@ std::vector<std::pair<std::uint64_t, std::string>> fst_changes(const std::string
   std::vector<std::pair<std::uint64_t, std::string>> out;
   void* r = fstReaderOpen(path.c_str());
   if (!r) return out;
-  std::string scope;
-  std::vector<std::size_t> marks;
   fstHandle want = 0;
-  while (fstHier* h = fstReaderIterateHier(r)) {
-    if (h->htyp == FST_HT_SCOPE) {
-      marks.push_back(scope.size());
-      scope += std::string(h->u.scope.name) + ".";
-    } else if (h->htyp == FST_HT_UPSCOPE) {
-      scope.resize(marks.back());
-      marks.pop_back();
-    } else if (h->htyp == FST_HT_VAR && scope + h->u.var.name == name) {
-      want = h->u.var.handle;
-    }
-  }
+  for (const auto& [h, n] : fst_names(r))
+    if (n == name) want = h;
   if (want != 0) {
     fstReaderSetFacProcessMask(r, want);
     fstReaderIterBlocks(

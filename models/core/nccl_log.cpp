@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/core/errors.hpp"
+#include "models/core/params.hpp"
 
 namespace fabricsim {
 
@@ -29,14 +30,6 @@ bool to_u64(const std::string& s, std::uint64_t& v) {
   errno = 0;
   v = std::strtoull(s.c_str(), &end, 10);
   return end == s.c_str() + s.size() && errno != ERANGE;
-}
-
-bool to_double(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && errno != ERANGE && std::isfinite(v);
 }
 
 }  // namespace
@@ -99,11 +92,11 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
       fail(origin, n, "count '" + w[static_cast<size_t>(c_count)] + "' is not a number of elements");
     r.type = w[static_cast<size_t>(c_type)];
     r.redop = c_redop >= 0 ? w[static_cast<size_t>(c_redop)] : "none";
-    if (!to_double(w[static_cast<size_t>(c_time)], r.time_us) || r.time_us <= 0)
+    if (!parse_finite(w[static_cast<size_t>(c_time)], r.time_us) || r.time_us <= 0)
       fail(origin, n, "time '" + w[static_cast<size_t>(c_time)] + "' is not a positive number of us");
-    if (!to_double(w[static_cast<size_t>(c_algbw)], r.algbw) || r.algbw < 0)
+    if (!parse_finite(w[static_cast<size_t>(c_algbw)], r.algbw) || r.algbw < 0)
       fail(origin, n, "algbw '" + w[static_cast<size_t>(c_algbw)] + "' is not a bandwidth in GB/s");
-    if (!to_double(w[static_cast<size_t>(c_busbw)], r.busbw) || r.busbw < 0)
+    if (!parse_finite(w[static_cast<size_t>(c_busbw)], r.busbw) || r.busbw < 0)
       fail(origin, n, "busbw '" + w[static_cast<size_t>(c_busbw)] + "' is not a bandwidth in GB/s");
     log.rows.push_back(r);
   }

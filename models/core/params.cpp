@@ -75,13 +75,17 @@ std::int64_t parse_int(const ParamInfo& p, const std::string& text) {
   return v;
 }
 
-double parse_real(const ParamInfo& p, const std::string& text) {
+bool parse_finite(const std::string& text, double& v) {
   const char* s = text.c_str();
   char* end = nullptr;
   errno = 0;
-  const double v = std::strtod(s, &end);
-  if (text.empty() || end == s || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    bad_value(p, text, "is not a finite number");
+  v = std::strtod(s, &end);
+  return !text.empty() && end != s && *end == '\0' && errno != ERANGE && std::isfinite(v);
+}
+
+double parse_real(const ParamInfo& p, const std::string& text) {
+  double v = 0;
+  if (!parse_finite(text, v)) bad_value(p, text, "is not a finite number");
   if (v > p.max || v < p.min || (p.min_exclusive && v == p.min))
     bad_value(p, text, "is out of range");
   return v;

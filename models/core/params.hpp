@@ -43,6 +43,9 @@ std::int64_t parse_int(const ParamInfo& p, const std::string& text);
 double parse_real(const ParamInfo& p, const std::string& text);
 bool parse_bool(const ParamInfo& p, const std::string& text);
 std::string format_real(double v);
+// The whole of `text` as a finite number (no key to name: the callers with
+// their own grammar say what was wrong).
+bool parse_finite(const std::string& text, double& v);
 // A list of integers: items separated by ',' ';' or blanks (YAML sequences,
 // also nested ones, arrive here joined by ',').
 std::vector<std::int64_t> parse_int_list(const ParamInfo& p, const std::string& text);

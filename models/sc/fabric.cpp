@@ -168,9 +168,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       for (auto& l : links_)
         if (l->replaying_until() + period > now) return false;
       for (auto& l : links_)
-        if (!l->down() && l->stalled_since() != kNever && l->stalled_since() + period <= now &&
-            l->last_credit_freed() + period <= now)
-          return true;
+        if (l->starved(now, period)) return true;
       return false;
     };
     probes.report = [this](Ps now, Ps since) { return stuck_report(now, since); };
@@ -374,10 +372,7 @@ std::string Fabric::stuck_report(Ps now, Ps since) {
     for (int v = 0; v < l->vcs(); ++v) held += static_cast<std::uint64_t>(l->flits_outstanding(v));
   std::string starved;
   for (auto& l : links_)
-    if (!l->down() && l->stalled_since() != kNever &&
-        l->stalled_since() + ns_to_ps(cfg_.sim.watchdog_ns) <= now &&
-        l->last_credit_freed() + ns_to_ps(cfg_.sim.watchdog_ns) <= now)
-      starved += (starved.empty() ? "" : ", ") + l->name();
+    if (l->starved(now, ns_to_ps(cfg_.sim.watchdog_ns))) starved += (starved.empty() ? "" : ", ") + l->name();
   std::string r =
       since == kNever
           ? fmt::format("no event is left anywhere while {} flits sit in receive buffers: nothing can "

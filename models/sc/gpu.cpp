@@ -81,18 +81,18 @@ void Gpu::link_down(int l) {
       ports_[static_cast<size_t>(pick_link(pk.addr))].ready[pk.vc].push_back(id);
     }
   // Read responses go back to the switch that asked: another link to it.
+  std::vector<int> same;
+  for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
+    if (!ports_[static_cast<size_t>(k)].tx->down() &&
+        port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)])
+      same.push_back(k);
+  if (!p.reads.empty() && same.empty())
+    throw InvariantError(std::string(name()) + ": no path: every link to switch " +
+                         std::to_string(port_switch_[static_cast<size_t>(l)]) +
+                         " is down and it waits for our answer to its read");
   while (!p.reads.empty()) {
     const ReadReq r = p.reads.front();
     p.reads.pop_front();
-    std::vector<int> same;
-    for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
-      if (!ports_[static_cast<size_t>(k)].tx->down() &&
-          port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)])
-        same.push_back(k);
-    if (same.empty())
-      throw InvariantError(std::string(name()) + ": no path: every link to switch " +
-                           std::to_string(port_switch_[static_cast<size_t>(l)]) +
-                           " is down and it waits for our answer to its read");
     ports_[static_cast<size_t>(same[static_cast<size_t>(r.first % same.size())])].reads.push_back(r);
   }
   // Its work has gone elsewhere: it no longer waits for credits.

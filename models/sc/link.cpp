@@ -61,6 +61,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   p.t_head = s + latency_ps_ + rel_.fec_ps + flit_ps_;
   const Ps tail = s + latency_ps_ + rel_.fec_ps + ser;
   rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
+  if (!errors_) return;  // an ideal link: nothing more to book
   if (rel_.retry == Retry::kGoBackN) {
     // Held until its ack (sent ack_delay after the tail, over the reverse
     // link) is back; acks come back in order, as the packets went.
@@ -68,7 +69,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     rel_stats_.replay_buffer_max = std::max(rel_stats_.replay_buffer_max, replay_held_);
     acks_.push_back(Return{tail + rel_.ack_delay_ps + latency_ps_ + rel_.fec_ps, -1, p.flits});
   }
-  if (errors_ && window_.contains(start)) {
+  if (window_.contains(start)) {
     rel_stats_.added_ps.record(s - start);
     rel_stats_.delivered_bytes +=
         static_cast<std::uint64_t>(p.flits) * static_cast<std::uint64_t>(rel_.flit_bytes);

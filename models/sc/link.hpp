@@ -134,13 +134,13 @@ class Link {
   // Credit-stall accounting: the transmitter has a packet ready and the link
   // free, but not enough credits for it.
   void set_stalled(Ps t, bool stalled);
-  // Stalled on credits since this time (kNever: not stalled), and the last
-  // time the receiver freed anything.
-  Ps stalled_since() const { return stall_since_; }
   // Go-back-N: the end of the last stretch the link spent replaying (the
   // watchdog does not call a fabric stuck while its links retry).
   Ps replaying_until() const { return replaying_until_; }
-  Ps last_credit_freed() const { return last_freed_; }
+  // Up, waiting for credits, and none freed, for at least `period` by `now`.
+  bool starved(Ps now, Ps period) const {
+    return !down_ && stall_since_ != kNever && stall_since_ + period <= now && last_freed_ + period <= now;
+  }
 
   // Statistics over the window.
   double utilization() const;

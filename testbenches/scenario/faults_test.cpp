@@ -10,6 +10,7 @@
 
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
+#include "testbenches/common/run_fabrics.hpp"
 
 namespace fabricsim {
 namespace {
@@ -19,22 +20,6 @@ Config dgx(const std::string& algo, std::vector<std::string> sets) {
                              "collective.algorithm=" + algo, "collective.min_bytes=1048576",
                              "collective.max_bytes=1048576"});
   return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml", sets);
-}
-
-std::vector<nlohmann::json> run_all(const std::vector<Config>& cfgs) {
-  std::vector<std::unique_ptr<Fabric>> fs;
-  for (std::size_t i = 0; i < cfgs.size(); ++i) {
-    fs.push_back(std::make_unique<Fabric>(("f" + std::to_string(i)).c_str(), cfgs[i]));
-    fs.back()->sweep()->set_stop_kernel_when_done(false);
-  }
-  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(1e6)));
-  std::vector<nlohmann::json> out;
-  for (auto& f : fs) {
-    EXPECT_TRUE(f->sweep()->done()) << f->error();
-    EXPECT_TRUE(f->finish()) << f->error();
-    out.push_back(f->stats());
-  }
-  return out;
 }
 
 void expect_exact(const nlohmann::json& s) {
@@ -59,7 +44,7 @@ TEST(Faults, LaneDownRunsAtTheReducedRate) {
     for (std::size_t p; (p = f.find("@T:")) != std::string::npos;) f.replace(p, 3, "@" + std::string(t) + ":");
     return f;
   };
-  const auto s = run_all({dgx("ring", {}), dgx("ring", {at("0")}),
+  const auto s = run_fabrics({dgx("ring", {}), dgx("ring", {at("0")}),
                           dgx("ring", {"straggler.gpu=0", "straggler.lanes=1"}), dgx("ring", {at("2000")})});
   for (const auto& x : s) expect_exact(x);
   EXPECT_EQ(s[1]["collectives"]["rows"].dump(), s[2]["collectives"]["rows"].dump());
@@ -76,7 +61,7 @@ TEST(Faults, LaneDownRunsAtTheReducedRate) {
 // GPU loses one link (NVLS: each moves to its other links into the same
 // switch, whose engine owns the address). Both complete, exact, slower.
 TEST(Faults, LinkDownOnOnePlaneCompletesOverTheOthers) {
-  const auto s = run_all({dgx("ring", {}), dgx("ring", {"faults=link_down@2000:fabric.gpu0.tx[0-4]"}),
+  const auto s = run_fabrics({dgx("ring", {}), dgx("ring", {"faults=link_down@2000:fabric.gpu0.tx[0-4]"}),
                           dgx("nvls", {}), dgx("nvls", {"faults=link_down@2000:fabric.gpu*.tx0"}),
                           dgx("nvls", {"faults=link_down@2000:fabric.sw2.out1"})});
   for (const auto& x : s) expect_exact(x);
@@ -113,7 +98,7 @@ TEST(Faults, NvlsCannotLeaveItsSwitch) {
 // Port stalls and slow GPUs: a stalled port holds everything behind it for
 // its duration; slow@0 is the same run as straggler.issue_factor.
 TEST(Faults, PortStallAndSlowGpu) {
-  const auto s = run_all({dgx("nvls", {}), dgx("nvls", {"faults=port_stall@2000:fabric.sw1.out*=20000"}),
+  const auto s = run_fabrics({dgx("nvls", {}), dgx("nvls", {"faults=port_stall@2000:fabric.sw1.out*=20000"}),
                           dgx("nvls", {"faults=slow@0:fabric.gpu2=0.5"}),
                           dgx("nvls", {"straggler.gpu=2", "straggler.issue_factor=0.5"})});
   for (const auto& x : s) expect_exact(x);
@@ -138,7 +123,7 @@ TEST(Faults, SameSeedSameRunWithFaults) {
   const std::vector<std::string> f = {"link.retry=go_back_n",
                                       "faults=ber@1000:fabric.gpu5.tx*=1e-5,link_down@3000:fabric.gpu1.tx2,"
                                       "lane_down@2500:fabric.sw3.out*=1"};
-  auto a = run_all({dgx("nvls", f), dgx("nvls", f)});
+  auto a = run_fabrics({dgx("nvls", f), dgx("nvls", f)});
   for (auto& x : a) {
     expect_exact(x);
     x.erase("links");

@@ -9,6 +9,7 @@
 
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
+#include "testbenches/common/run_fabrics.hpp"
 
 namespace fabricsim {
 namespace {
@@ -18,23 +19,6 @@ Config dgx_nvls(std::vector<std::string> sets) {
                              "collective.algorithm=nvls", "collective.min_bytes=262144",
                              "collective.max_bytes=262144"});
   return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml", sets);
-}
-
-// Several fabrics side by side in one simulation (one elaboration per process).
-std::vector<nlohmann::json> run_all(const std::vector<Config>& cfgs) {
-  std::vector<std::unique_ptr<Fabric>> fs;
-  for (std::size_t i = 0; i < cfgs.size(); ++i) {
-    fs.push_back(std::make_unique<Fabric>(("f" + std::to_string(i)).c_str(), cfgs[i]));
-    fs.back()->sweep()->set_stop_kernel_when_done(false);
-  }
-  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(1e6)));
-  std::vector<nlohmann::json> out;
-  for (auto& f : fs) {
-    EXPECT_TRUE(f->sweep()->done());
-    EXPECT_TRUE(f->finish()) << f->error();
-    out.push_back(f->stats());
-  }
-  return out;
 }
 
 void expect_exact_and_conserved(const nlohmann::json& s) {
@@ -52,7 +36,7 @@ TEST(Reliability, ReplayKeepsCollectivesExactWhileGoodputFalls) {
   std::vector<Config> cfgs;
   for (const char* ber : {"0", "1e-6", "1e-5", "1e-4"})
     cfgs.push_back(dgx_nvls({std::string("link.ber=") + ber, "link.retry=go_back_n"}));
-  const auto s = run_all(cfgs);
+  const auto s = run_fabrics(cfgs);
   double last_busbw = 1e300;
   std::uint64_t last_replays = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -76,7 +60,7 @@ TEST(Reliability, ReplayKeepsCollectivesExactWhileGoodputFalls) {
 // RS(544,514) FEC corrects everything up to 1e-4 (no replay needed); at
 // 2e-3 codewords fail and go-back-N recovers them, still bit-exact.
 TEST(Reliability, FecCorrectsLowBerAndReplayCoversTheRest) {
-  const auto s = run_all({dgx_nvls({"link.ber=1e-4", "link.fec=rs544", "link.retry=go_back_n"}),
+  const auto s = run_fabrics({dgx_nvls({"link.ber=1e-4", "link.fec=rs544", "link.retry=go_back_n"}),
                           dgx_nvls({"link.ber=2e-3", "link.fec=rs544", "link.retry=go_back_n"})});
   for (const auto& x : s) expect_exact_and_conserved(x);
   const auto& low = s[0]["reliability"];
@@ -103,7 +87,7 @@ TEST(Reliability, CorruptionWithoutRetryIsReportedNotAccepted) {
 
 // Same seed: the same errors, bit-identical statistics; another seed: other errors.
 TEST(Reliability, SameSeedSameRun) {
-  const auto s = run_all({dgx_nvls({"link.ber=1e-5", "link.retry=go_back_n", "sim.seed=7"}),
+  const auto s = run_fabrics({dgx_nvls({"link.ber=1e-5", "link.retry=go_back_n", "sim.seed=7"}),
                           dgx_nvls({"link.ber=1e-5", "link.retry=go_back_n", "sim.seed=7"}),
                           dgx_nvls({"link.ber=1e-5", "link.retry=go_back_n", "sim.seed=8"})});
   auto strip = [](nlohmann::json j) {

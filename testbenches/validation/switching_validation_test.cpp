@@ -18,6 +18,7 @@
 
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
+#include "testbenches/common/run_fabrics.hpp"
 
 namespace fabricsim {
 namespace {
@@ -31,23 +32,10 @@ std::vector<std::string> cells(int ports, std::vector<std::string> extra) {
   return s;
 }
 
-// Several synthetic fabrics in one simulation (one elaboration per process);
-// they share the window, so one sc_start covers them all.
 std::vector<nlohmann::json> run_all(const std::vector<std::vector<std::string>>& sets) {
-  std::vector<std::unique_ptr<Fabric>> fs;
-  Ps end = 0;
-  for (std::size_t i = 0; i < sets.size(); ++i) {
-    const Config c = load_config("", sets[i]);
-    fs.push_back(std::make_unique<Fabric>(("v" + std::to_string(i)).c_str(), c));
-    end = std::max(end, fs.back()->window().end);
-  }
-  sc_core::sc_start(sc_core::sc_time::from_value(end));
-  std::vector<nlohmann::json> out;
-  for (auto& f : fs) {
-    EXPECT_TRUE(f->finish()) << f->error();
-    out.push_back(f->stats());
-  }
-  return out;
+  std::vector<Config> cfgs;
+  for (const auto& s : sets) cfgs.push_back(load_config("", s));
+  return run_fabrics(cfgs);
 }
 
 double accepted(const nlohmann::json& s) { return s["throughput"]["accepted"].get<double>(); }
@@ -138,13 +126,8 @@ TEST(Validation, RingEgressAlignmentOnUnevenWiring) {
                         "collective.min_bytes=4194304", "collective.max_bytes=4194304",
                         std::string("switch.egress=") + egress});
   };
-  Fabric h("h", cfg("hash")), a("a", cfg("aligned"));
-  h.sweep()->set_stop_kernel_when_done(false);
-  a.sweep()->set_stop_kernel_when_done(false);
-  sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(1e6)));
-  ASSERT_TRUE(h.finish()) << h.error();
-  ASSERT_TRUE(a.finish()) << a.error();
-  const auto rh = h.stats()["collectives"]["rows"][0], ra = a.stats()["collectives"]["rows"][0];
+  const auto s = run_fabrics({cfg("hash"), cfg("aligned")});
+  const auto rh = s[0]["collectives"]["rows"][0], ra = s[1]["collectives"]["rows"][0];
   EXPECT_EQ(rh["wrong"].get<int>(), 0);
   EXPECT_EQ(ra["wrong"].get<int>(), 0);
   const double bound = 18 * 25.0 * 256 / 272;  // GB/s per GPU and direction

@@ -1,0 +1,38 @@
+// Several fabrics in one simulation: SystemC allows one elaboration per
+// process, so a test that compares configurations builds them all, runs the
+// kernel once to the latest window end, and finishes each (end-of-run
+// checks, statistics). Collective sweeps must not stop the kernel for the
+// others, and must each have finished.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/config.hpp"
+#include "models/sc/fabric.hpp"
+
+namespace fabricsim {
+
+inline std::vector<nlohmann::json> run_fabrics(const std::vector<Config>& cfgs) {
+  std::vector<std::unique_ptr<Fabric>> fs;
+  Ps end = 0;
+  for (std::size_t i = 0; i < cfgs.size(); ++i) {
+    fs.push_back(std::make_unique<Fabric>(("f" + std::to_string(i)).c_str(), cfgs[i]));
+    if (fs.back()->sweep()) fs.back()->sweep()->set_stop_kernel_when_done(false);
+    end = std::max(end, fs.back()->window().end);
+  }
+  sc_core::sc_start(sc_core::sc_time::from_value(end));
+  std::vector<nlohmann::json> out;
+  for (auto& f : fs) {
+    if (f->sweep()) {
+      EXPECT_TRUE(f->sweep()->done()) << f->error();
+    }
+    EXPECT_TRUE(f->finish()) << f->error();
+    out.push_back(f->stats());
+  }
+  return out;
+}
+
+}  // namespace fabricsim
