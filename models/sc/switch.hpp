@@ -187,7 +187,8 @@ class Switch : public TimedModule {
   // Queues a unicast packet made by the engine at engine port `port`'s input.
   void inject_from_engine(PacketId id, int port, Ps t);
   int engine_port_for(std::uint64_t addr) const {
-    return engine_port_ + static_cast<int>((addr / stripe_bytes_) % engine_ports_);
+    const std::uint64_t h = ((addr / stripe_bytes_) * 0x9E3779B97F4A7C15ull) >> 32;
+    return engine_port_ + static_cast<int>(h % static_cast<std::uint64_t>(engine_ports_));
   }
 
   struct Departure {
