@@ -15,12 +15,12 @@ namespace {
 // a PIM allocator does not perturb traffic generation and vice versa.
 constexpr std::uint64_t kPimStream = 0x50494D5F414C4C4FULL;  // "PIM_ALLO"
 
-// A request matrix of the wrong shape would index past our scratch sets; the
-// check is O(inputs) against O(inputs * outputs) work, so it stays on.
+// A request matrix of the wrong shape would index past our scratch sets
+// (its rows all have the width it was built with).
 void check_shapes(const Allocator& a, const RequestMatrix& req, const Matching& m) {
-  bool ok = req.inputs() == a.inputs() && m.out_of_in.size() == static_cast<size_t>(a.inputs()) &&
-            m.in_of_out.size() == static_cast<size_t>(a.outputs());
-  for (const auto& row : req.rows) ok = ok && row.size() == a.outputs();
+  const bool ok = req.inputs() == a.inputs() && req.outputs() == a.outputs() &&
+                  m.out_of_in.size() == static_cast<size_t>(a.inputs()) &&
+                  m.in_of_out.size() == static_cast<size_t>(a.outputs());
   if (!ok) throw std::invalid_argument("allocate: request matrix or matching has the wrong shape");
 }
 
@@ -45,10 +45,11 @@ class IterativeAllocator : public Allocator {
     free_in_.fill();
     active_.clear();
     int busy_rows = 0;
-    for (const PortSet& row : req.rows) {
+    req.written().for_each([&](int i) {
+      const PortSet& row = req.row(i);
       active_ |= row;  // word-wide, instead of one bit per request
       busy_rows += row.any();
-    }
+    });
     // Dense matrices transpose 64 x 64 blocks with word operations (about
     // 1300 instructions a block); sparse ones set one bit per request (about
     // 10 each; at most busy rows x requested outputs of them). A switch asks
@@ -57,13 +58,12 @@ class IterativeAllocator : public Allocator {
     // -mpopcnt it is a call.) Measured on the 64-port and nvl72 benchmarks.
     const int blocks = ((inputs_ + 63) / 64) * ((outputs_ + 63) / 64);
     if (2 * busy_rows > inputs_ && busy_rows * active_.count() > 130 * blocks) {
-      transpose(req.rows, cols_);
+      transpose(req.rows(), cols_);
       return;
     }
     active_.for_each([&](int o) { cols_[static_cast<size_t>(o)].clear(); });  // grant reads no other
-    for (int i = 0; i < inputs_; ++i)
-      req.rows[static_cast<size_t>(i)].for_each(
-          [&](int o) { cols_[static_cast<size_t>(o)].set(i); });
+    req.written().for_each(
+        [&](int i) { req.row(i).for_each([&](int o) { cols_[static_cast<size_t>(o)].set(i); }); });
   }
 
   // Grant phase: `pick(o, requesters)` chooses one input among the free
@@ -194,11 +194,11 @@ class RoundRobinAllocator final : public Allocator {
     m.reset();
     free_out_.fill();
     active_.clear();
-    for (int i = 0; i < inputs_; ++i) {
+    req.written().for_each([&](int i) {
       // Same-size copy-assignment reuses the existing words: no allocation.
-      rows_[static_cast<size_t>(i)] = req.rows[static_cast<size_t>(i)];
+      rows_[static_cast<size_t>(i)] = req.row(i);
       if (rows_[static_cast<size_t>(i)].any()) active_.set(i);
-    }
+    });
     for (int it = 0; it < iterations_; ++it) {
       picked_.clear();
       active_.for_each([&](int i) {

@@ -22,14 +22,33 @@ enum class AllocatorKind {
   kRoundRobin,  // separable input-first, round-robin arbiters that move on every match
 };
 
-struct RequestMatrix {
-  RequestMatrix(int inputs, int outputs) : rows(static_cast<size_t>(inputs), PortSet(outputs)) {}
-  int inputs() const { return static_cast<int>(rows.size()); }
-  int outputs() const { return rows.empty() ? 0 : rows.front().size(); }
-  void clear() {
-    for (auto& r : rows) r.clear();
+// Which inputs request which outputs at one allocation. Rows are written
+// through mutable_row(), which notes the row: clear() and the allocators
+// visit only the rows written since the last clear(), so an allocation with
+// few requesting inputs costs little on a wide switch.
+class RequestMatrix {
+ public:
+  RequestMatrix(int inputs, int outputs)
+      : rows_(static_cast<size_t>(inputs), PortSet(outputs)), written_(inputs) {}
+  int inputs() const { return static_cast<int>(rows_.size()); }
+  int outputs() const { return rows_.empty() ? 0 : rows_.front().size(); }
+  // row(i).test(o): input i requests output o.
+  const PortSet& row(int i) const { return rows_[static_cast<size_t>(i)]; }
+  PortSet& mutable_row(int i) {
+    written_.set(i);
+    return rows_[static_cast<size_t>(i)];
   }
-  std::vector<PortSet> rows;  // rows[i].test(o): input i requests output o
+  const std::vector<PortSet>& rows() const { return rows_; }
+  // Rows written since the last clear() (the others are empty).
+  const PortSet& written() const { return written_; }
+  void clear() {
+    written_.for_each([&](int i) { rows_[static_cast<size_t>(i)].clear(); });
+    written_.clear();
+  }
+
+ private:
+  std::vector<PortSet> rows_;
+  PortSet written_;
 };
 
 struct Matching {

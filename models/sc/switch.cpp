@@ -741,7 +741,7 @@ void Switch::allocate(Ps e) {
       wake = std::min(wake, in.busy_until);
       return;
     }
-    PortSet& row = requests_.rows[static_cast<size_t>(i)];
+    PortSet& row = requests_.mutable_row(i);
     for (int v = 0; v < vcs_; ++v) {
       auto consider = [&](int o, auto head_of) {
         Output& out = outputs_[static_cast<size_t>(o)];
@@ -813,7 +813,7 @@ void Switch::allocate(Ps e) {
   bool retry_next_edge = false;
   active_.for_each([&](int i) {
     if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
-    const PortSet& row = requests_.rows[static_cast<size_t>(i)];
+    const PortSet& row = requests_.mutable_row(i);
     if (row.has_bits_outside(matched_out_))
       retry_next_edge = true;
     else if (row.any())
@@ -841,7 +841,7 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
       if ((pass == 0) != (i >= start)) continue;
       if (free > 0 && i != last) {
         --free;
-        requests_.rows[static_cast<size_t>(i)].set(o);
+        requests_.mutable_row(i).set(o);
         sh.given[static_cast<size_t>(i)] = o;
         sh.given_list.push_back(i);
         last = i;

@@ -34,15 +34,15 @@ void fill_random(RequestMatrix& req, Rng& rng, double density) {
   req.clear();
   for (int i = 0; i < req.inputs(); ++i)
     for (int o = 0; o < req.outputs(); ++o)
-      if (rng.bernoulli(density)) req.rows[static_cast<size_t>(i)].set(o);
+      if (rng.bernoulli(density)) req.mutable_row(i).set(o);
 }
 
 void fill_full(RequestMatrix& req) {
-  for (auto& r : req.rows) r.fill();
+  for (int i = 0; i < req.inputs(); ++i) req.mutable_row(i).fill();
 }
 
 bool any_request(const RequestMatrix& req) {
-  for (const auto& r : req.rows)
+  for (const auto& r : req.rows())
     if (r.any()) return true;
   return false;
 }
@@ -59,7 +59,7 @@ std::string check_valid(const RequestMatrix& req, const Matching& m) {
     const int o = m.out_of_in[static_cast<size_t>(i)];
     if (o == -1) continue;
     if (o < 0 || o >= n_out) return "input " + std::to_string(i) + " matched to bad output";
-    if (!req.rows[static_cast<size_t>(i)].test(o))
+    if (!req.row(i).test(o))
       return "unrequested pair " + std::to_string(i) + "->" + std::to_string(o);
     if (m.in_of_out[static_cast<size_t>(o)] != i)
       return "in_of_out disagrees for output " + std::to_string(o);
@@ -85,7 +85,7 @@ bool is_maximal(const RequestMatrix& req, const Matching& m) {
   for (int i = 0; i < req.inputs(); ++i) {
     if (m.out_of_in[static_cast<size_t>(i)] != -1) continue;
     bool blocked = true;
-    req.rows[static_cast<size_t>(i)].for_each([&](int o) {
+    req.row(i).for_each([&](int o) {
       if (m.in_of_out[static_cast<size_t>(o)] == -1) blocked = false;
     });
     if (!blocked) return false;
@@ -110,7 +110,7 @@ Pairs pairs_of(const Matching& m) {
 RequestMatrix from_lists(int inputs, int outputs, const std::vector<std::vector<int>>& rows) {
   RequestMatrix req(inputs, outputs);
   for (size_t i = 0; i < rows.size(); ++i)
-    for (int o : rows[i]) req.rows[i].set(o);
+    for (int o : rows[i]) req.mutable_row(static_cast<int>(i)).set(o);
   return req;
 }
 
@@ -129,7 +129,7 @@ class RefISlip {
         if (in_of_out[static_cast<size_t>(o)] != -1) continue;
         for (int k = 0; k < n_in_; ++k) {
           const int i = (g_[static_cast<size_t>(o)] + k) % n_in_;
-          if (out_of_in[static_cast<size_t>(i)] == -1 && req.rows[static_cast<size_t>(i)].test(o)) {
+          if (out_of_in[static_cast<size_t>(i)] == -1 && req.row(i).test(o)) {
             grant[static_cast<size_t>(o)] = i;
             break;
           }
@@ -176,7 +176,7 @@ class RefRoundRobin {
         if (out_of_in[static_cast<size_t>(i)] != -1) continue;
         for (int k = 0; k < n_out_; ++k) {
           const int o = (in_ptr_[static_cast<size_t>(i)] + k) % n_out_;
-          if (in_of_out[static_cast<size_t>(o)] == -1 && req.rows[static_cast<size_t>(i)].test(o)) {
+          if (in_of_out[static_cast<size_t>(o)] == -1 && req.row(i).test(o)) {
             pick[static_cast<size_t>(i)] = o;
             break;
           }
