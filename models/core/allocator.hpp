@@ -53,19 +53,24 @@ class RequestMatrix {
 
 struct Matching {
   Matching(int inputs, int outputs)
-      : out_of_in(static_cast<size_t>(inputs), -1), in_of_out(static_cast<size_t>(outputs), -1) {}
+      : out_of_in(static_cast<size_t>(inputs), -1), in_of_out(static_cast<size_t>(outputs), -1) {
+    matched_inputs.reserve(static_cast<size_t>(inputs));  // no allocation per call
+  }
   void reset() {
     for (auto& x : out_of_in) x = -1;
     for (auto& x : in_of_out) x = -1;
+    matched_inputs.clear();
     size = 0;
   }
   void add(int in, int out) {
     out_of_in[static_cast<size_t>(in)] = out;
     in_of_out[static_cast<size_t>(out)] = in;
+    matched_inputs.push_back(in);
     ++size;
   }
   std::vector<int> out_of_in;  // -1: unmatched
   std::vector<int> in_of_out;  // -1: unmatched
+  std::vector<int> matched_inputs;  // in the order they were matched (a wide switch matches few)
   int size = 0;
 };
 

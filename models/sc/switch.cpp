@@ -40,6 +40,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       scratch_(xports_),
       matched_out_(xports_),
       fits_any_(static_cast<size_t>(vcs_), PortSet(xports_)),
+      busy_out_(xports_),
+      sending_out_(xports_),
       max_flits_(max_packet_flits(cfg)),
       flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
@@ -66,6 +68,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     out.queues.resize(static_cast<size_t>(vcs_));
     out.space.assign(static_cast<size_t>(vcs_), static_cast<int>(cfg.sw.output_buffer_flits));
   }
+  for (int o = 0; o < xports_; ++o)
+    for (int v = 0; v < vcs_; ++v) update_fits(o, v);
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
   xfer_ps_.resize(static_cast<size_t>(max_packet_flits(cfg)) + 1);
   for (size_t l = 0; l < xfer_ps_.size(); ++l)
@@ -713,22 +717,21 @@ void Switch::allocate(Ps e) {
   // Per output: crossbar port free at this edge? Output buffer of each VC
   // able to take a packet of the largest size? (Bit-parallel fast path:
   // smaller heads into a fuller buffer are checked one by one.)
-  out_free_.clear();
+  // Only the outputs that had packets leave or a port busy are looked at.
+  scratch_ = sending_out_;  // release_space changes sending_out_
+  scratch_.for_each([&](int o) { release_space(outputs_[static_cast<size_t>(o)], e); });
+  out_free_.fill();
   Ps first_release = kNever;
-  for (auto& f : fits_any_) f.clear();
-  for (int o = 0; o < xports_; ++o) {
-    Output& out = outputs_[static_cast<size_t>(o)];
-    if (!out.sending.empty()) release_space(out, e);
-    if (out.busy_until <= e)
-      out_free_.set(o);
-    else
-      first_release = std::min(first_release, out.busy_until);
-    // Engine ports take the per-packet path: a head needing a new table
-    // entry uses one of the entries still free at this edge.
-    if (is_engine_port(o)) continue;
-    for (int v = 0; v < vcs_; ++v)
-      if (out.space[static_cast<size_t>(v)] >= max_flits_) fits_any_[static_cast<size_t>(v)].set(o);
-  }
+  scratch_ = busy_out_;
+  scratch_.for_each([&](int o) {
+    const Ps b = outputs_[static_cast<size_t>(o)].busy_until;
+    if (b <= e) {
+      busy_out_.reset(o);
+    } else {
+      out_free_.reset(o);
+      first_release = std::min(first_release, b);
+    }
+  });
 
   // Build the request matrix; remember the earliest time a blocked request
   // could change (a busy port frees). Requests blocked by a full output
@@ -788,8 +791,7 @@ void Switch::allocate(Ps e) {
     if (!share_[n].wanted.empty()) share_engine(n, e, wake);
   allocator_->allocate(requests_, match_);
   matched_out_.clear();
-  for (int o = 0; o < xports_; ++o)
-    if (match_.in_of_out[static_cast<size_t>(o)] >= 0) matched_out_.set(o);
+  for (int i : match_.matched_inputs) matched_out_.set(match_.out_of_in[static_cast<size_t>(i)]);
 
   // Grant every match, then decide when to look again: next edge if a
   // requesting input and a requested output both stayed free (another
@@ -1008,6 +1010,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     }
     in.busy_until = b;
     out.busy_until = alu_end;
+    busy_out_.set(o);
     leave_input(in, vc, p.flits, p.t_head, b);
     --in.pending;
     --pending_total_;
@@ -1019,6 +1022,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   }
   in.busy_until = b;
   out.busy_until = is_engine_port(i) ? e + xfer_ps_[p.flits] : b;
+  busy_out_.set(o);
   PacketId siblings = kNoPacket;  // an original with copies still to send
   if (p.parent == kNoPacket) {
     leave_input(in, vc, p.flits, p.t_head, b);
@@ -1028,6 +1032,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     siblings = p.parent;
   }
   out.space[static_cast<size_t>(vc)] -= p.flits;
+  update_fits(o, vc);
   --in.pending;
   --pending_total_;
   if (in.pending == 0) active_.reset(i);
@@ -1042,13 +1047,28 @@ bool Switch::queues_empty(const Output& out) const {
   return true;
 }
 
+void Switch::update_fits(int o, int vc) {
+  // Engine ports take the per-packet path: a head needing a new table entry
+  // uses one of the entries still free at its edge.
+  if (is_engine_port(o)) return;
+  PortSet& f = fits_any_[static_cast<size_t>(vc)];
+  if (outputs_[static_cast<size_t>(o)].space[static_cast<size_t>(vc)] >= max_flits_)
+    f.set(o);
+  else
+    f.reset(o);
+}
+
 void Switch::release_space(Output& out, Ps t) {
   bool released = false;
+  const int o = static_cast<int>(&out - outputs_.data());
   while (!out.sending.empty() && out.sending.front().tail_gone <= t) {
-    out.space[static_cast<size_t>(out.sending.front().vc)] += out.sending.front().flits;
+    const int vc = out.sending.front().vc;
+    out.space[static_cast<size_t>(vc)] += out.sending.front().flits;
     out.sending.pop_front();
+    update_fits(o, vc);
     released = true;
   }
+  if (out.sending.empty()) sending_out_.reset(o);
   if (released && out.space_waiter) {
     out.space_waiter = false;
     if (pending_total_ > 0) request_tick(t);
@@ -1076,7 +1096,10 @@ void Switch::transmit(int o, PacketId id, Ps start) {
   Packet& p = pool_.get(id);
   out.link->send(id, p, start);
   const Ps gone = out.link->free_at();
-  if (queueing_ != Queueing::kOutput) out.sending.push_back(Sending{gone, p.vc, p.flits});
+  if (queueing_ != Queueing::kOutput) {
+    out.sending.push_back(Sending{gone, p.vc, p.flits});
+    sending_out_.set(o);
+  }
   // Wake when the tail has gone only if someone needs that moment: the next
   // queued packet, or an allocation waiting for this buffer space.
   if (!queues_empty(out) || out.space_waiter) schedule_out_try(o, gone);

@@ -251,6 +251,7 @@ class Switch : public TimedModule {
   void enqueue_output(int out, PacketId id, Ps ready);
   void transmit(int out, PacketId id, Ps start);
   void release_space(Output& out, Ps t);
+  void update_fits(int o, int vc);
   bool queues_empty(const Output& out) const;
   void schedule_out_try(int out, Ps t);
   void out_try(int out);
@@ -311,7 +312,11 @@ class Switch : public TimedModule {
   PortSet out_free_;  // scratch: outputs whose crossbar port is free this edge
   PortSet scratch_;
   PortSet matched_out_;             // scratch: outputs matched this edge
-  std::vector<PortSet> fits_any_;   // [vc] outputs whose buffer takes a largest packet
+  // Kept up to date as ports change, so an allocation costs what changed, not
+  // the switch's width (at low load most outputs are idle and full of space):
+  std::vector<PortSet> fits_any_;   // [vc] link outputs whose buffer takes a largest packet
+  PortSet busy_out_;                // outputs whose crossbar port may be busy (busy_until set)
+  PortSet sending_out_;             // outputs with packets leaving (space to give back)
   int max_flits_;
   std::int64_t flit_bytes_;
   int output_buffer_flits_;

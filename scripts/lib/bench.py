@@ -1,0 +1,185 @@
+"""Speed benchmarks (scripts/bench): runs the cases of issue 7 through
+build/fabricsim and prints one table (or JSON). Never a test: host times
+depend on the machine and its load; docs/performance.md has the method.
+
+usage: bench.py OUT [--json] [--quick] [--no-nvl72] [--sweep] [--scaling]
+"""
+import json
+import os
+import subprocess
+import sys
+
+OUT = sys.argv[1]
+FLAGS = set(sys.argv[2:])
+SWITCH = "configs/switch64.yaml"
+ISLIP = ["traffic.packet_flits=1", "switch.queueing=voq", "switch.allocator=islip",
+         "switch.iterations=1", "sim.warmup_ns=2000"]
+COLL = ["workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9"]
+
+
+def case(name, config, sets, group, **extra):
+    return dict(name=name, config=config, sets=sets, group=group, **extra)
+
+
+CASES = [
+    # BookSim2's rates on this machine class, from issue 7 (cycles per host second).
+    case("voq-islip1-64p-load0.3", SWITCH, ISLIP + ["traffic.load=0.3", "sim.duration_ns=50000"],
+         "switch", booksim=5400),
+    case("voq-islip1-64p-load0.9", SWITCH, ISLIP + ["traffic.load=0.9", "sim.duration_ns=50000"],
+         "switch", booksim=830),
+    # Ten times the window: at 1/30 of the traffic the host time per
+    # simulated ns must fall to 1/20 of load 0.3's or less.
+    case("voq-islip1-64p-load0.01", SWITCH, ISLIP + ["traffic.load=0.01", "sim.duration_ns=500000"],
+         "switch"),
+    case("dgx-h100-allreduce-64MiB-ring", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=ring", "collective.min_bytes=67108864", "collective.max_bytes=67108864"],
+         "collective"),
+    case("dgx-h100-allreduce-64MiB-nvls", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=nvls", "collective.min_bytes=67108864", "collective.max_bytes=67108864"],
+         "collective"),
+    case("dgx-h100-allreduce-64MiB-push", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=push", "collective.min_bytes=67108864", "collective.max_bytes=67108864"],
+         "collective"),
+    # Co-simulation cost (issue 4's target: rtl <= 3x model).
+    case("dgx-h100-nvls-16MiB-alu-model", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=nvls", "reduction.alu=model", "collective.min_bytes=16777216",
+          "collective.max_bytes=16777216"], "collective"),
+    case("dgx-h100-nvls-16MiB-alu-rtl", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=nvls", "reduction.alu=rtl", "collective.min_bytes=16777216",
+          "collective.max_bytes=16777216"], "collective"),
+    case("nvl72-allreduce-64MiB-nvls", "configs/nvl72.yaml",
+         COLL + ["collective.algorithm=nvls", "collective.min_bytes=67108864",
+                 "collective.max_bytes=67108864"], "nvl72"),
+    # Issue 7: the whole 1 KiB .. 1 GiB sweep of both, <= 60 s in total.
+    case("dgx-h100-sweep-1KiB-1GiB-ring", "configs/dgx-h100.yaml",
+         COLL + ["collective.algorithm=ring", "collective.min_bytes=1024",
+                 "collective.max_bytes=1073741824"], "sweep"),
+    case("dgx-h100-sweep-1KiB-1GiB-nvls", "configs/dgx-h100.yaml",
+         COLL + ["collective.algorithm=nvls", "collective.min_bytes=1024",
+                 "collective.max_bytes=1073741824"], "sweep"),
+]
+SCALING_PORTS = (16, 32, 64, 128, 256)
+SCALING_LOADS = (0.01, 0.1, 0.3, 0.6, 0.9)
+for p in SCALING_PORTS:
+    for load in SCALING_LOADS:
+        win = 200000 if load < 0.05 else 20000
+        CASES.append(case(f"scaling-{p}p-load{load}", SWITCH,
+                          ISLIP + [f"switch.ports={p}", f"traffic.load={load}", f"sim.duration_ns={win}"],
+                          "scaling", ports=p, load=load))
+
+groups = {"switch"}
+if "--quick" not in FLAGS:
+    groups |= {"collective"}
+    if "--no-nvl72" not in FLAGS:
+        groups.add("nvl72")
+if "--sweep" in FLAGS:
+    groups.add("sweep")
+if "--scaling" in FLAGS:
+    groups = {"scaling"}
+
+
+def run(c):
+    d = os.path.join(OUT, c["name"])
+    cmd = ["build/fabricsim", "run", c["config"], "--quiet", "--out", d]
+    for s in c["sets"]:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench: {c['name']} failed: {r.stderr.strip()}")
+    with open(os.path.join(d, "stats.json")) as f:
+        s = json.load(f)
+    h, sim = s["host"], s["sim"]
+    hops = sum(l["flits"] for l in s.get("links", {}).values())
+    row = {
+        "case": c["name"],
+        "simulated_ns": sim["simulated_ns"],
+        "host_s": sim["host_seconds"],
+        "host_s_per_sim_us": sim["host_seconds"] / (sim["simulated_ns"] / 1000),
+        "flit_cycles_per_s": h["flit_cycles_per_second"],
+        "delivered_flits_per_s": h["delivered_flits_per_second"],
+        "flit_hops_per_s": hops / sim["host_seconds"],
+        "events": sim["events"],
+        "events_per_s": h["events_per_second"],
+        "peak_rss_mib": h["peak_rss_bytes"] / 2**20,
+    }
+    for k in ("ports", "load"):
+        if k in c:
+            row[k] = c[k]
+    if "booksim" in c:
+        row["booksim2_cycles_per_s"] = c["booksim"]
+        row["speedup_vs_booksim2"] = h["flit_cycles_per_second"] / c["booksim"]
+    if "throughput" in s and s.get("config", {}).get("workload.kind") == "synthetic":
+        row["accepted"] = s["throughput"]["accepted"]
+        row["latency_mean_ns"] = s["network_latency_ns"]["mean"]
+    if "collectives" in s:
+        rows = s["collectives"]["rows"]
+        row["busbw_GBps"] = rows[-1]["busbw_GBps"]
+        row["wrong"] = sum(r["wrong"] for r in rows)
+        row["sizes"] = len(rows)
+    return row
+
+
+rows = [run(c) for c in CASES if c["group"] in groups]
+by = {r["case"]: r for r in rows}
+
+if "--scaling" in FLAGS:
+    with open(os.path.join(OUT, "scaling.csv"), "w") as f:
+        f.write("ports,load,host_s_per_sim_us,host_ns_per_flit_hop,events_per_flit_hop,flit_hops_per_s\n")
+        for r in rows:
+            hops = r["flit_hops_per_s"] * r["host_s"]
+            f.write(f"{r['ports']},{r['load']},{r['host_s_per_sim_us']:.6g},"
+                    f"{1e9 * r['host_s'] / hops:.6g},{r['events'] / hops:.4g},{r['flit_hops_per_s']:.6g}\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        for load in SCALING_LOADS:
+            rs = [r for r in rows if r["load"] == load]
+            a1.plot([r["ports"] for r in rs], [r["host_s_per_sim_us"] for r in rs], marker="o",
+                    label=f"load {load}")
+            a2.plot([r["ports"] for r in rs],
+                    [1e9 * r["host_s"] / (r["flit_hops_per_s"] * r["host_s"]) for r in rs],
+                    marker="o", label=f"load {load}")
+        for a in (a1, a2):
+            a.set_xscale("log", base=2)
+            a.set_xlabel("switch ports")
+            a.grid(alpha=0.3)
+            a.legend(fontsize=7)
+        a1.set_yscale("log")
+        a1.set_ylabel("host s per simulated us")
+        a1.set_title("Host time grows with traffic (ports x load)", fontsize=9)
+        a2.set_ylabel("host ns per flit-hop")
+        a2.set_title("Cost per flit-hop", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, "scaling.png"), dpi=110)
+    except ImportError:
+        pass
+
+if "--json" in FLAGS:
+    print(json.dumps(rows, indent=2))
+    sys.exit(0)
+print(f"{'case':<34} {'sim ns':>10} {'host s':>8} {'cycles/s':>9} {'hops/s':>9} {'events/s':>9} "
+      f"{'RSS MiB':>8}  note")
+for r in rows:
+    note = ""
+    if "speedup_vs_booksim2" in r:
+        note = f"{r['speedup_vs_booksim2']:.1f}x BookSim2; "
+    if "accepted" in r:
+        note += f"accepted {r['accepted']:.4f}, latency {r['latency_mean_ns']:.1f} ns"
+    if r["case"] == "voq-islip1-64p-load0.01" and "voq-islip1-64p-load0.3" in by:
+        note += (f"; host per sim ns = 1/{by['voq-islip1-64p-load0.3']['host_s_per_sim_us'] / r['host_s_per_sim_us']:.0f}"
+                 " of load 0.3's")
+    if "busbw_GBps" in r:
+        note = f"{r['sizes']} size(s), busbw {r['busbw_GBps']:.0f} GB/s at the largest, #wrong {r['wrong']}"
+    if r["case"].endswith("-alu-rtl"):
+        base = by.get(r["case"][:-3] + "model")
+        if base:
+            note += f", {r['host_s'] / base['host_s']:.1f}x the C++ ALU's host time"
+    print(f"{r['case']:<34} {r['simulated_ns']:>10.0f} {r['host_s']:>8.2f} {r['flit_cycles_per_s']:>9.3g} "
+          f"{r['flit_hops_per_s']:>9.3g} {r['events_per_s']:>9.3g} {r['peak_rss_mib']:>8.1f}  {note}")
+sweep = [r for r in rows if r["case"].startswith("dgx-h100-sweep")]
+if sweep:
+    print(f"sweeps: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
+print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates from issue 7 "
+      "(same machine class)")
