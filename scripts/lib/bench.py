@@ -2,7 +2,10 @@
 build/fabricsim and prints one table (or JSON). Never a test: host times
 depend on the machine and its load; docs/performance.md has the method.
 
-usage: bench.py OUT [--json] [--quick] [--no-nvl72] [--sweep] [--scaling]
+usage: bench.py OUT [--json] [--quick] [--no-nvl72] [--sweep] [--scaling] [--repeat=N]
+
+--repeat=N runs each case N times and keeps the fastest (host time on a
+shared machine only ever gets worse than the code's own cost).
 """
 import json
 import os
@@ -10,10 +13,14 @@ import subprocess
 import sys
 
 OUT = sys.argv[1]
-FLAGS = set(sys.argv[2:])
+FLAGS = {a for a in sys.argv[2:] if not a.startswith("--repeat=")}
+REPEAT = max([int(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--repeat=")] or [1])
 SWITCH = "configs/switch64.yaml"
+# 1024-flit input buffers: with the preset's 512 the 64-port switch accepts
+# only 0.864 at offered 0.9 (its VOQs fill the shared buffer), and a speed
+# comparison must do the work it claims: accepted = offered (docs/performance.md).
 ISLIP = ["traffic.packet_flits=1", "switch.queueing=voq", "switch.allocator=islip",
-         "switch.iterations=1", "sim.warmup_ns=2000"]
+         "switch.iterations=1", "sim.warmup_ns=2000", "switch.input_buffer_flits=1024"]
 COLL = ["workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9"]
 
 
@@ -78,8 +85,7 @@ if "--scaling" in FLAGS:
     groups = {"scaling"}
 
 
-def run(c):
-    d = os.path.join(OUT, c["name"])
+def run_once(c, d):
     cmd = ["build/fabricsim", "run", c["config"], "--quiet", "--out", d]
     for s in c["sets"]:
         cmd += ["--set", s]
@@ -87,7 +93,12 @@ def run(c):
     if r.returncode != 0:
         sys.exit(f"bench: {c['name']} failed: {r.stderr.strip()}")
     with open(os.path.join(d, "stats.json")) as f:
-        s = json.load(f)
+        return json.load(f)
+
+
+def run(c):
+    d = os.path.join(OUT, c["name"])
+    s = min((run_once(c, d) for _ in range(REPEAT)), key=lambda x: x["sim"]["host_seconds"])
     h, sim = s["host"], s["sim"]
     hops = sum(l["flits"] for l in s.get("links", {}).values())
     row = {
@@ -167,6 +178,10 @@ for r in rows:
         note = f"{r['speedup_vs_booksim2']:.1f}x BookSim2; "
     if "accepted" in r:
         note += f"accepted {r['accepted']:.4f}, latency {r['latency_mean_ns']:.1f} ns"
+        if "load" in r or r["case"].startswith("voq-"):
+            offered = r.get("load", float(r["case"].rsplit("load", 1)[1]))
+            ok = abs(r["accepted"] - offered) <= 0.01 * offered
+            note += " (= offered)" if ok else f" (BELOW offered {offered})"
     if r["case"] == "voq-islip1-64p-load0.01" and "voq-islip1-64p-load0.3" in by:
         note += (f"; host per sim ns = 1/{by['voq-islip1-64p-load0.3']['host_s_per_sim_us'] / r['host_s_per_sim_us']:.0f}"
                  " of load 0.3's")
@@ -182,4 +197,4 @@ sweep = [r for r in rows if r["case"].startswith("dgx-h100-sweep")]
 if sweep:
     print(f"sweeps: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
 print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates from issue 7 "
-      "(same machine class)")
+      f"(same machine class); fastest of {REPEAT} run(s) per case")
