@@ -89,6 +89,8 @@ class PacketPool {
   const Packet& get(PacketId id) const { return slots_[id]; }
   std::uint64_t live() const { return live_; }
   std::uint64_t allocated_total() const { return next_serial_; }
+  // The most packets ever alive at once (the pool's size).
+  std::uint64_t slots() const { return slots_.size(); }
 
  private:
   std::vector<Packet> slots_;
@@ -128,6 +130,8 @@ class PayloadPool {
   std::uint8_t* data(PayloadId id) { return data_.data() + static_cast<std::size_t>(id) * slot_; }
   std::size_t slot_bytes() const { return slot_; }
   std::uint64_t live() const { return live_; }
+  // The most slots ever held at once (the pool's size).
+  std::uint64_t slots() const { return refs_.size(); }
 
  private:
   std::size_t slot_;

@@ -469,6 +469,10 @@ void Fabric::check_end_of_run(Ps end) {
     throw InvariantError("packet pool holds " + std::to_string(pool_.live()) +
                          " live packets but the fabric accounts for " +
                          std::to_string(cons_.in_flight()));
+  // Payload slots follow the packets: with nothing in flight, none is held.
+  if (cons_.in_flight() == 0 && payloads_.live() != 0)
+    throw InvariantError(std::to_string(payloads_.live()) +
+                         " payload slots still held with no packet in flight (a data leak)");
   if (cons_.generated != cons_.injected + cons_.source_queued)
     throw InvariantError("sources: generated != injected + queued");
 }

@@ -129,6 +129,8 @@ nlohmann::json Fabric::stats() const {
               {"warmup_ns", ps_to_ns(window_.begin)},
               {"window_ns", window_ns},
               {"events", events()},
+              {"packets_alive_max", pool_.slots()},
+              {"payload_slots_max", payloads_.slots()},
               {"seed", cfg_.sim.seed},
               {"flit_time_ns", ps_to_ns(flit)},
               {"cycle_ns", ps_to_ns(switch_cycle_ps(cfg_.sw))},
