@@ -52,10 +52,12 @@ class Rng {
   // Number of failures before the first success of a Bernoulli(p) trial
   // sequence, p in (0, 1]. Used to jump straight to the next packet instead
   // of flipping a coin every cycle.
-  std::uint64_t geometric(double p) {
-    if (p >= 1.0) return 0;
+  std::uint64_t geometric(double p) { return p >= 1.0 ? 0 : geometric_log(std::log1p(-p)); }
+  // The same draw with log1p(-p) given (p < 1): a caller drawing with one p
+  // all run computes it once (same bits: the division stays a division).
+  std::uint64_t geometric_log(double log1p_minus_p) {
     const double u = 1.0 - uniform();  // (0, 1]
-    const double k = std::floor(std::log(u) / std::log1p(-p));
+    const double k = std::floor(std::log(u) / log1p_minus_p);
     return k > 9.0e18 ? static_cast<std::uint64_t>(9.0e18) : static_cast<std::uint64_t>(k);
   }
 

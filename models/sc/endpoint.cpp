@@ -1,6 +1,7 @@
 #include "models/sc/endpoint.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "models/core/errors.hpp"
 
@@ -65,7 +66,17 @@ void Endpoint::draw_next() {
 
 void Endpoint::advance_slot() {
   if (process_ == Process::kBernoulli) {
-    next_slot_ += 1 + rng_.geometric(load_ / flits_);
+    const double p = load_ / flits_;
+    if (p >= 1.0) {
+      next_slot_ += 1;
+      return;
+    }
+    // One log1p per endpoint, not per packet (the same draws, bit for bit).
+    if (log1p_p_for_ != p) {
+      log1p_p_for_ = p;
+      log1p_p_ = std::log1p(-p);
+    }
+    next_slot_ += 1 + rng_.geometric_log(log1p_p_);
     return;
   }
   // Bursty on/off: bursts of 1 + Geom(1/B) packets (mean B), back to back;

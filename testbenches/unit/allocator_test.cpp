@@ -578,5 +578,34 @@ TEST(MakeAllocator, AllocateRejectsMismatchedShapes) {
   }
 }
 
+// The matrix remembers which rows were written, so clear() and the
+// allocators visit only those; a reused matrix must not leak old requests
+// into the next allocation, and every scheme must see every written row.
+TEST(RequestMatrix, ClearsAndShowsOnlyTheRowsWritten) {
+  RequestMatrix req(130, 70);
+  req.mutable_row(1).set(5);
+  req.mutable_row(129).set(69);
+  std::vector<int> written;
+  req.written().for_each([&](int i) { written.push_back(i); });
+  EXPECT_EQ(written, (std::vector<int>{1, 129}));
+  req.clear();
+  EXPECT_FALSE(req.written().any());
+  EXPECT_FALSE(req.row(1).any());
+  EXPECT_FALSE(req.row(129).any());
+  for (AllocatorKind kind : kAllKinds) {
+    auto alloc = make_allocator(kind, 130, 70, 1, 0);
+    Matching m(130, 70);
+    req.mutable_row(129).set(69);  // the last row, in the last word
+    alloc->allocate(req, m);
+    EXPECT_EQ(m.out_of_in[129], 69) << name(kind);
+    EXPECT_EQ(m.matched_inputs, (std::vector<int>{129})) << name(kind);
+    req.clear();
+    alloc->allocate(req, m);  // nothing requested any more
+    EXPECT_EQ(m.size, 0) << name(kind);
+    EXPECT_EQ(m.out_of_in[129], -1) << name(kind);
+    EXPECT_TRUE(m.matched_inputs.empty()) << name(kind);
+  }
+}
+
 }  // namespace
 }  // namespace fabricsim
