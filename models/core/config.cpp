@@ -1,5 +1,7 @@
 #include "models/core/config.hpp"
 
+#include <filesystem>
+
 #include "models/core/topology.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -536,6 +538,11 @@ namespace {
 // is applied first, so a workload can build on a system preset.
 void apply_file(const Schema<Config>& schema, Config& c, const std::string& path, int depth) {
   if (depth > 8) throw ConfigError(path + ": 'base' files nest more than 8 deep (a cycle?)");
+  // A directory opens like a file on Linux and fails on the first read (the
+  // stream then throws std::ios_base::failure): refuse it by name first.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("cannot read config file '" + path + "': it is a directory");
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -544,10 +551,15 @@ void apply_file(const Schema<Config>& schema, Config& c, const std::string& path
   } catch (const YAML::Exception& e) {
     throw ConfigError(path + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
                       ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  } catch (const std::exception& e) {  // the stream's own read errors
+    throw ConfigError("cannot read config file '" + path + "': " + e.what());
   }
   if (root && root.IsMap() && root["base"]) {
     const YAML::Node base = root["base"];
-    if (!base.IsScalar()) throw ConfigError(path + ": 'base' must name one YAML file");
+    if (!base.IsScalar() || base.Scalar().empty())
+      throw ConfigError(path + ": 'base' must name one YAML file (got " +
+                        (base.IsScalar() ? std::string("an empty value") : std::string("a list or map")) +
+                        ")");
     const auto dir = path.find('/') == std::string::npos ? std::string()
                                                           : path.substr(0, path.rfind('/') + 1);
     apply_file(schema, c, base.Scalar().front() == '/' ? base.Scalar() : dir + base.Scalar(),

@@ -271,3 +271,22 @@ TEST(Config, AKeyThatIsNotANameIsAConfigError) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+// Found by fuzz_config: `base:` with an empty value (here a bare YAML tag)
+// named the including file's directory, which opens like a file and then
+// throws std::ios_base::failure on the first read, past the caller. Both an
+// empty base and a directory are now ConfigErrors that say so.
+TEST(Config, AnEmptyBaseOrADirectoryIsAConfigError) {
+  const std::string path = write_temp("base: !gx-h099.yaml\nlink:\n  lanes: 2\n");
+  const std::string m = error_of([&] { load_config(path, {}); });
+  EXPECT_NE(m.find("'base' must name one YAML file (got an empty value)"), std::string::npos) << m;
+  std::remove(path.c_str());
+  const std::string d = error_of([&] { load_config("/tmp", {}); });
+  EXPECT_NE(d.find("cannot read config file '/tmp': it is a directory"), std::string::npos) << d;
+}
+
+}  // namespace
+}  // namespace fabricsim
