@@ -60,18 +60,16 @@ struct Matching {
     for (auto& x : out_of_in) x = -1;
     for (auto& x : in_of_out) x = -1;
     matched_inputs.clear();
-    size = 0;
   }
   void add(int in, int out) {
     out_of_in[static_cast<size_t>(in)] = out;
     in_of_out[static_cast<size_t>(out)] = in;
     matched_inputs.push_back(in);
-    ++size;
   }
+  int size() const { return static_cast<int>(matched_inputs.size()); }
   std::vector<int> out_of_in;  // -1: unmatched
   std::vector<int> in_of_out;  // -1: unmatched
   std::vector<int> matched_inputs;  // in the order they were matched (a wide switch matches few)
-  int size = 0;
 };
 
 class Allocator {

@@ -41,7 +41,9 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
   if (load_ <= 0.0) {
     exhausted_ = true;
   } else if (process_ == Process::kBernoulli) {
-    next_slot_ = rng_.geometric(load_ / flits_);
+    const double p = load_ / flits_;  // a packet starts in a flit slot with this probability
+    log1p_p_ = p < 1.0 ? std::log1p(-p) : 0.0;
+    next_slot_ = rng_.geometric(p);
     if (next_slot_ > kNever / flit_ps_ / 2) exhausted_ = true;
   } else {
     // Start in an idle gap so the endpoints' bursts are not aligned.
@@ -66,17 +68,9 @@ void Endpoint::draw_next() {
 
 void Endpoint::advance_slot() {
   if (process_ == Process::kBernoulli) {
-    const double p = load_ / flits_;
-    if (p >= 1.0) {
-      next_slot_ += 1;
-      return;
-    }
-    // One log1p per endpoint, not per packet (the same draws, bit for bit).
-    if (log1p_p_for_ != p) {
-      log1p_p_for_ = p;
-      log1p_p_ = std::log1p(-p);
-    }
-    next_slot_ += 1 + rng_.geometric_log(log1p_p_);
+    // The same draws as rng_.geometric(p), bit for bit, with log1p(-p) from
+    // the constructor instead of once per packet (0: p = 1, no gap).
+    next_slot_ += 1 + (log1p_p_ == 0.0 ? 0 : rng_.geometric_log(log1p_p_));
     return;
   }
   // Bursty on/off: bursts of 1 + Geom(1/B) packets (mean B), back to back;

@@ -138,8 +138,7 @@ class Endpoint : public TimedModule {
   std::uint64_t reads_completed_ = 0;
   Process process_;
   double load_;
-  double log1p_p_for_ = -1.0;  // the p whose log1p(-p) is cached in log1p_p_
-  double log1p_p_ = 0.0;
+  double log1p_p_ = 0.0;  // Bernoulli: log1p(-load / flits), 0 when every slot starts a packet
   double burst_packets_;
   Ps flit_ps_;
   LinkPolicy policy_;

@@ -250,7 +250,7 @@ class Switch : public TimedModule {
   void leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out);
   void enqueue_output(int out, PacketId id, Ps ready);
   void transmit(int out, PacketId id, Ps start);
-  void release_space(Output& out, Ps t);
+  void release_space(int o, Ps t);
   void update_fits(int o, int vc);
   bool queues_empty(const Output& out) const;
   void schedule_out_try(int out, Ps t);

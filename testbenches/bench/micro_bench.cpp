@@ -43,7 +43,7 @@ void BM_ISlipAllocate(benchmark::State& st) {
   std::size_t k = 0;
   for (auto _ : st) {
     a->allocate(reqs[k++ % reqs.size()], m);
-    benchmark::DoNotOptimize(m.size);
+    benchmark::DoNotOptimize(m.size());
   }
   st.SetItemsProcessed(st.iterations());
 }
