@@ -44,6 +44,15 @@ class IterativeAllocator : public Allocator {
     m.reset();
     free_in_.fill();
     active_.clear();
+    if (req.major() == RequestMatrix::Major::kCols) {  // already columns: copy them
+      req.written().for_each([&](int o) {
+        const PortSet& c = req.col(o);
+        if (!c.any()) return;
+        cols_[static_cast<size_t>(o)] = c;  // same size: reuses the words
+        active_.set(o);
+      });
+      return;
+    }
     int busy_rows = 0;
     req.written().for_each([&](int i) {
       const PortSet& row = req.row(i);
@@ -194,11 +203,21 @@ class RoundRobinAllocator final : public Allocator {
     m.reset();
     free_out_.fill();
     active_.clear();
-    req.written().for_each([&](int i) {
-      // Same-size copy-assignment reuses the existing words: no allocation.
-      rows_[static_cast<size_t>(i)] = req.row(i);
-      if (rows_[static_cast<size_t>(i)].any()) active_.set(i);
-    });
+    if (req.major() == RequestMatrix::Major::kCols) {  // rows from the columns, bit by bit
+      for (PortSet& r : rows_) r.clear();
+      req.written().for_each([&](int o) {
+        req.col(o).for_each([&](int i) {
+          rows_[static_cast<size_t>(i)].set(o);
+          active_.set(i);
+        });
+      });
+    } else {
+      req.written().for_each([&](int i) {
+        // Same-size copy-assignment reuses the existing words: no allocation.
+        rows_[static_cast<size_t>(i)] = req.row(i);
+        if (rows_[static_cast<size_t>(i)].any()) active_.set(i);
+      });
+    }
     for (int it = 0; it < iterations_; ++it) {
       picked_.clear();
       active_.for_each([&](int i) {

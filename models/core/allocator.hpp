@@ -22,32 +22,59 @@ enum class AllocatorKind {
   kRoundRobin,  // separable input-first, round-robin arbiters that move on every match
 };
 
-// Which inputs request which outputs at one allocation. Rows are written
-// through mutable_row(), which notes the row: clear() and the allocators
-// visit only the rows written since the last clear(), so an allocation with
-// few requesting inputs costs little on a wide switch.
+// Which inputs request which outputs at one allocation, stored by rows
+// (input -> outputs) or by columns (output -> inputs), whichever the caller
+// builds more cheaply: a switch with VOQs sees its requests per output and
+// writes whole columns with word operations. Lines (rows or columns) are
+// written through mutable_row() / mutable_col() or set(), which note the
+// line: clear() and the allocators visit only the lines written since the
+// last clear(), so an allocation with few requests costs little on a wide
+// switch. row()/rows()/mutable_row() are for a row-major matrix,
+// col()/cols()/mutable_col() for a column-major one.
 class RequestMatrix {
  public:
-  RequestMatrix(int inputs, int outputs)
-      : rows_(static_cast<size_t>(inputs), PortSet(outputs)), written_(inputs) {}
-  int inputs() const { return static_cast<int>(rows_.size()); }
-  int outputs() const { return rows_.empty() ? 0 : rows_.front().size(); }
+  enum class Major { kRows, kCols };
+  RequestMatrix(int inputs, int outputs, Major major = Major::kRows)
+      : major_(major),
+        inputs_(inputs),
+        outputs_(outputs),
+        lines_(static_cast<size_t>(major == Major::kRows ? inputs : outputs),
+               PortSet(major == Major::kRows ? outputs : inputs)),
+        written_(major == Major::kRows ? inputs : outputs) {}
+  Major major() const { return major_; }
+  int inputs() const { return inputs_; }
+  int outputs() const { return outputs_; }
   // row(i).test(o): input i requests output o.
-  const PortSet& row(int i) const { return rows_[static_cast<size_t>(i)]; }
-  PortSet& mutable_row(int i) {
-    written_.set(i);
-    return rows_[static_cast<size_t>(i)];
+  const PortSet& row(int i) const { return lines_[static_cast<size_t>(i)]; }
+  PortSet& mutable_row(int i) { return mutable_line(i); }
+  const std::vector<PortSet>& rows() const { return lines_; }
+  // col(o).test(i): input i requests output o.
+  const PortSet& col(int o) const { return lines_[static_cast<size_t>(o)]; }
+  PortSet& mutable_col(int o) { return mutable_line(o); }
+  const std::vector<PortSet>& cols() const { return lines_; }
+  void set(int i, int o) {
+    if (major_ == Major::kRows)
+      mutable_line(i).set(o);
+    else
+      mutable_line(o).set(i);
   }
-  const std::vector<PortSet>& rows() const { return rows_; }
-  // Rows written since the last clear() (the others are empty).
+  bool test(int i, int o) const { return major_ == Major::kRows ? row(i).test(o) : col(o).test(i); }
+  // Lines written since the last clear() (the others are empty): rows or columns.
   const PortSet& written() const { return written_; }
   void clear() {
-    written_.for_each([&](int i) { rows_[static_cast<size_t>(i)].clear(); });
+    written_.for_each([&](int k) { lines_[static_cast<size_t>(k)].clear(); });
     written_.clear();
   }
 
  private:
-  std::vector<PortSet> rows_;
+  PortSet& mutable_line(int k) {
+    written_.set(k);
+    return lines_[static_cast<size_t>(k)];
+  }
+  Major major_;
+  int inputs_;
+  int outputs_;
+  std::vector<PortSet> lines_;
   PortSet written_;
 };
 

@@ -33,7 +33,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
                                 static_cast<std::uint64_t>(cfg.sim.seed))),
-      requests_(xports_, xports_),
+      requests_(xports_, xports_,
+                queueing_ == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
       match_(xports_, xports_),
       active_(xports_),
       out_free_(xports_),
@@ -42,6 +43,9 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       fits_any_(static_cast<size_t>(vcs_), PortSet(xports_)),
       busy_out_(xports_),
       sending_out_(xports_),
+      col_(queueing_ == Queueing::kVoq ? static_cast<size_t>(vcs_ * xports_) : 0, PortSet(xports_)),
+      requested_(static_cast<size_t>(vcs_), PortSet(xports_)),
+      free_in_(xports_),
       max_flits_(max_packet_flits(cfg)),
       flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
@@ -241,11 +245,24 @@ void Switch::enqueue_input(int port, PacketId id) {
     PacketQueue& q = voq(in, p.vc, p.out_port);
     if (q.empty() && is_engine_port(p.out_port)) set_engine_head(in, p.vc, p.out_port, id);
     q.push(pool_, id);
-    in.nonempty[p.vc].set(p.out_port);
+    voq_filled(port, p.vc, p.out_port);
   }
   ++in.pending;
   ++pending_total_;
   active_.set(port);
+}
+
+void Switch::voq_filled(int i, int vc, int o) {
+  inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].set(o);
+  col_[static_cast<size_t>(vc * xports_ + o)].set(i);
+  requested_[static_cast<size_t>(vc)].set(o);
+}
+
+void Switch::voq_emptied(int i, int vc, int o) {
+  inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].reset(o);
+  PortSet& c = col_[static_cast<size_t>(vc * xports_ + o)];
+  c.reset(i);
+  if (!c.any()) requested_[static_cast<size_t>(vc)].reset(o);
 }
 
 void Switch::set_engine_head(Input& in, int vc, int out, PacketId head) {
@@ -498,12 +515,12 @@ void Switch::output_down(int o) {
         if (q.empty()) continue;
         std::vector<PacketId> moved;
         while (!q.empty()) moved.push_back(q.pop(pool_));
-        in.nonempty[static_cast<size_t>(v)].reset(o);
+        voq_emptied(i, v, o);
         for (PacketId id : moved) {
           Packet& p = pool_.get(id);
           p.out_port = route(p.dst, p.addr);
           voq(in, v, p.out_port).push(pool_, id);
-          in.nonempty[static_cast<size_t>(v)].set(p.out_port);
+          voq_filled(i, v, p.out_port);
         }
       }
     }
@@ -738,54 +755,18 @@ void Switch::allocate(Ps e) {
   // buffer are woken by out_try when it frees space.
   Ps wake = kNever;
   requests_.clear();
+  free_in_.clear();
   active_.for_each([&](int i) {
-    Input& in = inputs_[static_cast<size_t>(i)];
-    if (in.busy_until > e) {
-      wake = std::min(wake, in.busy_until);
-      return;
-    }
-    PortSet& row = requests_.mutable_row(i);
-    for (int v = 0; v < vcs_; ++v) {
-      auto consider = [&](int o, auto head_of) {
-        Output& out = outputs_[static_cast<size_t>(o)];
-        if (!out_free_.test(o)) {
-          wake = std::min(wake, out.busy_until);
-        } else if (is_engine_port(o)) {
-          Need n;
-          if (queueing_ == Queueing::kVoq) {
-            const auto& h = in.engine_heads[static_cast<size_t>(v * engine_ports_ + o - engine_port_)];
-            n = engine_need(h.first, h.second);
-          } else {
-            n = engine_need(pool_.get(head_of()));
-          }
-          if (n == kNeedNone)
-            row.set(o);
-          else
-            share_[n].wanted.push_back({i, o});  // shared out below
-        } else if (head_fits(out, v, head_of())) {
-          row.set(o);
-        } else if (!out.space_waiter) {
-          // Blocked on output-buffer space: wake when the next tail leaves.
-          out.space_waiter = true;
-          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
-        }
-      };
-      if (queueing_ == Queueing::kFifo) {
-        const PacketQueue& q = in.queues[static_cast<size_t>(v)];
-        if (!q.empty()) consider(pool_.get(q.front()).out_port, [&] { return q.front(); });
-        continue;
-      }
-      const PortSet& nonempty = in.nonempty[static_cast<size_t>(v)];
-      const PortSet& fits = fits_any_[static_cast<size_t>(v)];
-      if (nonempty.has_bits_outside(out_free_)) wake = std::min(wake, first_release);
-      scratch_.assign_and(nonempty, out_free_);
-      row.or_and(scratch_, fits);
-      if (scratch_.has_bits_outside(fits)) {
-        scratch_.subtract(fits);
-        scratch_.for_each([&](int o) { consider(o, [&] { return voq(in, v, o).front(); }); });
-      }
-    }
+    const Ps b = inputs_[static_cast<size_t>(i)].busy_until;
+    if (b > e)
+      wake = std::min(wake, b);
+    else
+      free_in_.set(i);
   });
+  if (queueing_ == Queueing::kVoq)
+    request_voq(first_release, wake);
+  else
+    request_fifo(wake);
 
   for (Need n : {kNeedTable, kNeedSlot})
     if (!share_[n].wanted.empty()) share_engine(n, e, wake);
@@ -797,33 +778,130 @@ void Switch::allocate(Ps e) {
   // requesting input and a requested output both stayed free (another
   // iteration-limited allocation may match them), else when a port frees.
   Ps first_free = kNever;
-  active_.for_each([&](int i) {
+  // In port order, as the grants change shared state (pools, output queues).
+  granted_order_.assign(match_.matched_inputs.begin(), match_.matched_inputs.end());
+  std::sort(granted_order_.begin(), granted_order_.end());
+  for (int i : granted_order_) {
     const int o = match_.out_of_in[static_cast<size_t>(i)];
-    if (o < 0) return;
     const PacketId parent = grant(i, o, e);
     if (parent != kNoPacket) fan_out(i, parent, e, inputs_[static_cast<size_t>(i)].busy_until);
     first_free = std::min(first_free, outputs_[static_cast<size_t>(o)].busy_until);
     // More packets behind the granted one: look again when this input frees.
     const Input& in = inputs_[static_cast<size_t>(i)];
     if (in.pending > 0) wake = std::min(wake, in.busy_until);
-  });
+  }
   for (int i = std::max(engine_port_, 0); engine_port_ >= 0 && i < xports_; ++i) wide_grants(i, e, wake);
   for (Share& sh : share_) {  // what was not used lapses
     for (int i : sh.given_list) sh.given[static_cast<size_t>(i)] = -1;
     sh.given_list.clear();
   }
+  // An input still waiting that requested an output nobody took: both
+  // stayed free, so another (iteration-limited) allocation may match them
+  // next edge. Waiting inputs whose requests all went to others: when a
+  // port frees.
   bool retry_next_edge = false;
-  active_.for_each([&](int i) {
-    if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
-    const PortSet& row = requests_.row(i);
-    if (row.has_bits_outside(matched_out_))
-      retry_next_edge = true;
-    else if (row.any())
-      wake = std::min(wake, first_free);
-  });
+  bool waiting = false;
+  if (requests_.major() == RequestMatrix::Major::kCols) {
+    free_in_.clear();  // now: inputs that requested, still wait and were not matched
+    requests_.written().for_each([&](int o) { free_in_ |= requests_.col(o); });
+    free_in_ &= active_;
+    for (int i : match_.matched_inputs) free_in_.reset(i);
+    waiting = free_in_.any();
+    if (waiting) {
+      requests_.written().for_each([&](int o) {
+        if (!retry_next_edge && !matched_out_.test(o))
+          retry_next_edge = requests_.col(o).intersects(free_in_);
+      });
+    }
+  } else {
+    scratch_.assign_and(requests_.written(), active_);
+    scratch_.for_each([&](int i) {
+      if (match_.out_of_in[static_cast<size_t>(i)] >= 0) return;
+      const PortSet& row = requests_.row(i);
+      if (row.has_bits_outside(matched_out_))
+        retry_next_edge = true;
+      else if (row.any())
+        waiting = true;
+    });
+  }
+  if (waiting) wake = std::min(wake, first_free);
   if (pending_total_ == 0) return;
   if (retry_next_edge) wake = e + cycle_ps_;
   if (wake != kNever) request_tick(std::max(wake, e + 1));
+}
+
+// Output by output: the free inputs with a packet for it on this VC.
+// Outputs whose buffer takes a packet of any size get them all at once;
+// the rest are checked head by head. Heads asking for an engine resource
+// are collected for share_engine in input order (the order it serves them).
+void Switch::request_voq(Ps first_release, Ps& wake) {
+  for (int v = 0; v < vcs_; ++v) {
+    const PortSet& fits = fits_any_[static_cast<size_t>(v)];
+    requested_[static_cast<size_t>(v)].for_each([&](int o) {
+      scratch_.assign_and(col_[static_cast<size_t>(v * xports_ + o)], free_in_);
+      if (!scratch_.any()) return;
+      if (!out_free_.test(o)) {
+        wake = std::min(wake, first_release);
+        return;
+      }
+      if (fits.test(o)) {
+        requests_.mutable_col(o) |= scratch_;
+        return;
+      }
+      Output& out = outputs_[static_cast<size_t>(o)];
+      if (is_engine_port(o)) {
+        const auto k = static_cast<size_t>(v * engine_ports_ + o - engine_port_);
+        scratch_.for_each([&](int i) {
+          const auto& h = inputs_[static_cast<size_t>(i)].engine_heads[k];
+          const Need n = engine_need(h.first, h.second);
+          if (n == kNeedNone)
+            requests_.set(i, o);
+          else
+            share_[n].wanted.push_back({i, v, o});  // shared out below
+        });
+        return;
+      }
+      scratch_.for_each([&](int i) {
+        if (head_fits(out, v, voq(inputs_[static_cast<size_t>(i)], v, o).front())) {
+          requests_.set(i, o);
+        } else if (!out.space_waiter) {
+          // Blocked on output-buffer space: wake when the next tail leaves.
+          out.space_waiter = true;
+          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
+        }
+      });
+    });
+  }
+  for (Share& sh : share_)
+    if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
+}
+
+// Input by input: the head of each VC's FIFO asks for its output.
+void Switch::request_fifo(Ps& wake) {
+  free_in_.for_each([&](int i) {
+    Input& in = inputs_[static_cast<size_t>(i)];
+    for (int v = 0; v < vcs_; ++v) {
+      const PacketQueue& q = in.queues[static_cast<size_t>(v)];
+      if (q.empty()) continue;
+      const PacketId head = q.front();
+      const int o = pool_.get(head).out_port;
+      Output& out = outputs_[static_cast<size_t>(o)];
+      if (!out_free_.test(o)) {
+        wake = std::min(wake, out.busy_until);
+      } else if (is_engine_port(o)) {
+        const Need n = engine_need(pool_.get(head));
+        if (n == kNeedNone)
+          requests_.set(i, o);
+        else
+          share_[n].wanted.push_back({i, v, o});
+      } else if (head_fits(out, v, head)) {
+        requests_.set(i, o);
+      } else if (!out.space_waiter) {
+        out.space_waiter = true;
+        if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
+      }
+    }
+  });
 }
 
 // Heads that need a new table entry (or replication slot) may request the
@@ -839,11 +917,12 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
   const int start = free < sh.wanted.size() ? sh.rr : 0;
   int last = -1;
   for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& [i, o] : sh.wanted) {
+    for (const Share::Ask& a : sh.wanted) {
+      const int i = a.in, o = a.port;
       if ((pass == 0) != (i >= start)) continue;
       if (free > 0 && i != last) {
         --free;
-        requests_.mutable_row(i).set(o);
+        requests_.set(i, o);
         sh.given[static_cast<size_t>(i)] = o;
         sh.given_list.push_back(i);
         last = i;
@@ -951,7 +1030,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   PacketQueue& q =
       queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
   const PacketId id = q.pop(pool_);
-  if (queueing_ == Queueing::kVoq && q.empty()) in.nonempty[static_cast<size_t>(vc)].reset(o);
+  if (queueing_ == Queueing::kVoq && q.empty()) voq_emptied(i, vc, o);
   if (queueing_ == Queueing::kVoq && !q.empty() && is_engine_port(o)) set_engine_head(in, vc, o, q.front());
   Packet& p = pool_.get(id);
   // The tail arrives at the input's own link rate (a degraded link is slower).

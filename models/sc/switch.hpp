@@ -257,6 +257,16 @@ class Switch : public TimedModule {
   void out_try(int out);
   void request_tick(Ps t);
   void allocate(Ps edge);
+  // The requests of one allocation into requests_ (free inputs, in free_in_,
+  // toward outputs free this edge, in out_free_); lowers `wake` to the
+  // earliest time a blocked one could change (`first_release`: the first busy
+  // output to free). VOQs are visited by output (col_), FIFOs by input.
+  void request_voq(Ps first_release, Ps& wake);
+  void request_fifo(Ps& wake);
+  // Input i's VOQ (vc, o) became non-empty / empty: its `nonempty` set,
+  // col_ and requested_ follow.
+  void voq_filled(int i, int vc, int o);
+  void voq_emptied(int i, int vc, int o);
   // Grants `out` to `in` (on VC `only_vc` if >= 0). Returns the multicast
   // original whose other copies may fan out in the same traversal, or kNoPacket.
   PacketId grant(int in, int out, Ps edge, int only_vc = -1);
@@ -317,6 +327,15 @@ class Switch : public TimedModule {
   std::vector<PortSet> fits_any_;   // [vc] link outputs whose buffer takes a largest packet
   PortSet busy_out_;                // outputs whose crossbar port may be busy (busy_until set)
   PortSet sending_out_;             // outputs with packets leaving (space to give back)
+  // voq: the column view of the inputs' `nonempty` sets. col_[vc * xports_ + o]:
+  // inputs with a packet queued for o on vc; requested_[vc]: outputs some
+  // input has a packet for. On a loaded wide switch most waiting inputs wait
+  // for a few busy outputs: allocation then visits those outputs, not every
+  // waiting input and VC (nvl72 NVLS: 60 free inputs, 2 grants an edge).
+  std::vector<PortSet> col_;
+  std::vector<PortSet> requested_;
+  PortSet free_in_;                 // scratch: waiting inputs free at this edge
+  std::vector<int> granted_order_;  // scratch: matched inputs in port order
   int max_flits_;
   std::int64_t flit_bytes_;
   int output_buffer_flits_;
@@ -360,7 +379,13 @@ class Switch : public TimedModule {
   std::size_t slot_capacity_;          // reduction.replication_slots
   std::size_t slots_held_ = 0;         // multicast writes the engine holds
   struct Share {                       // per pool (kNeedTable, kNeedSlot)
-    std::vector<std::pair<int, int>> wanted;  // scratch: (input, engine port) asking
+    struct Ask {
+      int in, vc, port;  // input, its VC, the engine port it asks for
+      bool operator<(const Ask& o) const {
+        return in != o.in ? in < o.in : vc != o.vc ? vc < o.vc : port < o.port;
+      }
+    };
+    std::vector<Ask> wanted;  // scratch: heads asking, in (input, VC, port) order
     std::vector<int> given;                   // [input] engine port given this edge, or -1
     std::vector<int> given_list;              // inputs with given[] set
     int rr = 0;                               // first input served next time

@@ -607,5 +607,35 @@ TEST(RequestMatrix, ClearsAndShowsOnlyTheRowsWritten) {
   }
 }
 
+// The same requests written by columns must give the same matchings, call
+// after call (pointers and PIM's draws follow the matchings), for every
+// scheme, shape and density: the switch writes columns, the tests rows.
+TEST(RequestMatrix, ColumnMajorGivesTheSameMatchingsAsRowMajor) {
+  Rng rng(777, 0);
+  for (AllocatorKind kind : kAllKinds) {
+    for (auto [n_in, n_out] : test_shapes(rng, 20)) {
+      const int iters = 1 + static_cast<int>(rng.below(3));
+      auto by_rows = make_allocator(kind, n_in, n_out, iters, 11);
+      auto by_cols = make_allocator(kind, n_in, n_out, iters, 11);
+      RequestMatrix rows(n_in, n_out);
+      RequestMatrix cols(n_in, n_out, RequestMatrix::Major::kCols);
+      Matching m_rows(n_in, n_out), m_cols(n_in, n_out);
+      for (int call = 0; call < 10; ++call) {
+        fill_random(rows, rng, random_density(rng));
+        cols.clear();
+        for (int i = 0; i < n_in; ++i) rows.row(i).for_each([&](int o) { cols.set(i, o); });
+        for (int i = 0; i < n_in; ++i)
+          for (int o = 0; o < n_out; ++o) ASSERT_EQ(cols.test(i, o), rows.test(i, o));
+        by_rows->allocate(rows, m_rows);
+        by_cols->allocate(cols, m_cols);
+        ASSERT_EQ(check_valid(rows, m_cols), "") << name(kind);
+        ASSERT_EQ(m_cols.out_of_in, m_rows.out_of_in)
+            << name(kind) << " " << n_in << "x" << n_out << " call " << call;
+        ASSERT_EQ(m_cols.matched_inputs, m_rows.matched_inputs) << name(kind);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fabricsim
