@@ -36,6 +36,13 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t call, int gpu) {
   return seed ^ mix(call * 0x100000001B3ULL + static_cast<std::uint64_t>(gpu));
 }
 
+// Element e of a stream: splitmix64's output for step e of the Weyl sequence
+// starting at the stream's key (one mix per element; the keys are random,
+// so two streams do not overlap in any length a run can use).
+inline std::uint64_t element_hash(std::uint64_t key, std::uint64_t e) {
+  return mix(key + e * 0x9E3779B97F4A7C15ULL);
+}
+
 // The element's value from its hash.
 inline std::uint32_t value_of(std::uint64_t h, DType t) {
   if (t == DType::kInt32)
@@ -58,7 +65,7 @@ inline std::uint32_t value_of(std::uint64_t h, DType t) {
 
 std::uint32_t input_value(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t element,
                           DType t) {
-  return value_of(mix(stream_key(seed, call, gpu) ^ mix(element)), t);
+  return value_of(element_hash(stream_key(seed, call, gpu), element), t);
 }
 
 void fill_input(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t first,
@@ -69,14 +76,14 @@ void fill_input(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t f
   const std::uint64_t key = stream_key(seed, call, gpu);
   if (t == DType::kFp32) {
     for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint32_t v = value_of(mix(key ^ mix(first + i)), DType::kFp32);
+      const std::uint32_t v = value_of(element_hash(key, first + i), DType::kFp32);
       for (std::size_t b = 0; b < 4; ++b) out[i * 4 + b] = static_cast<std::uint8_t>(v >> (8 * b));
     }
     return;
   }
   const std::size_t es = element_bytes(t);
   for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint32_t v = value_of(mix(key ^ mix(first + i)), t);
+    const std::uint32_t v = value_of(element_hash(key, first + i), t);
     for (std::size_t b = 0; b < es; ++b) out[i * es + b] = static_cast<std::uint8_t>(v >> (8 * b));
   }
 }

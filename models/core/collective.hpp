@@ -49,6 +49,7 @@ struct CollectiveCall {
   std::uint64_t checked = 0;   // output elements compared
   std::uint64_t rounded = 0;   // of those, not bit-equal but within the rounding tolerance
   bool finished = false;
+  std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
 };
 

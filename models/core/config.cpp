@@ -164,7 +164,8 @@ Schema<Config> config_schema() {
   s.add_int("collective.payload_bytes", &C::collective, &CollectiveConfig::payload_bytes, "B", 4,
             4096, "data bytes per packet (128 like SM stores, 256 like copy engines)");
   s.add_int("collective.outstanding", &C::collective, &CollectiveConfig::outstanding, "requests",
-            1, 1 << 20, "reads (multimem.ld_reduce) a GPU may have in flight at once");
+            1, 1 << 20, "reads (multimem.ld_reduce) a GPU may have in flight at once; "
+               "as many stores waiting to leave also stop new reads");
   s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
              "compare every output element with the golden reduction (the #wrong column)");
   // stragglers

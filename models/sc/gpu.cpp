@@ -132,8 +132,7 @@ void Gpu::schedule_try(int l, Ps t) {
 }
 
 bool Gpu::has_work(const Port& port) const {
-  if (!port.first_step.empty() && !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding)))
-    return true;
+  if (!port.first_step.empty() && (!pull_ || may_read())) return true;
   if (!port.reads.empty()) return true;
   for (const auto& q : port.ready)
     if (!q.empty()) return true;
@@ -176,16 +175,14 @@ void Gpu::try_link(int l) {
     bool from_first = false;
     // NVLS reads are one flit: they go before queued 17-flit stores, or
     // the stores of finished reads would starve the next reads.
-    const bool read_first = pull_ && v == 0 && !port.first_step.empty() &&
-                            reads_in_flight_ < static_cast<std::uint64_t>(cfg_.collective.outstanding);
+    const bool read_first = pull_ && v == 0 && !port.first_step.empty() && may_read();
     bool from_reads = false;
     if (!q.empty() && !read_first) {
       flits = pool_.get(q.front()).flits;
     } else if (v == 1 && !port.reads.empty()) {
       flits = packet_flits_for(cfg_, static_cast<std::int64_t>(port.reads.front().count * es_));
       from_reads = true;
-    } else if (v == 0 && !port.first_step.empty() &&
-               !(pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))) {
+    } else if (v == 0 && !port.first_step.empty() && (!pull_ || may_read())) {
       const RingPlan& plan = sweep_.plan();
       const std::uint64_t first = port.first_step.front();
       const std::uint64_t count =
@@ -216,6 +213,12 @@ void Gpu::try_link(int l) {
       return;
     }
     p.t_inject = t;
+    bool reads_resume = false;
+    if (pull_ && p.kind == PacketKind::kMcStore) {
+      reads_resume = !may_read();
+      --stores_waiting_;
+      reads_resume = reads_resume && may_read();
+    }
     port.tx->set_stalled(t, false);
     port.tx->send(id, p, t);
     ++injected_;
@@ -223,6 +226,9 @@ void Gpu::try_link(int l) {
     if (issue_factor_ < 1.0)  // a throttled GPU leaves the link idle in between
       port.not_before = t + static_cast<Ps>(static_cast<double>(port.tx->free_at() - t) / issue_factor_);
     if (has_work(port)) schedule_try(l, std::max(port.tx->free_at(), port.not_before));
+    if (reads_resume)  // links that stopped for the store bound may read again
+      for (int m = 0; m < links(); ++m)
+        if (m != l && !ports_[static_cast<size_t>(m)].first_step.empty()) schedule_try(m, t);
     return;
   }
   port.tx->set_stalled(t, waiting);

@@ -146,6 +146,18 @@ class Gpu : public TimedModule {
   bool pull_ = false;          // NVLS all-reduce: ld_reduce, then multimem.st
   int vcs_ = 1;
   std::uint64_t reads_in_flight_ = 0;
+  // NVLS all-reduce: multimem stores made from results and not yet sent. A
+  // GPU sends its one-flit reads before its stores (or stores would starve
+  // the reads), so without a bound stores would pile up for the rest of a
+  // call whenever its links are the limit; like an SM's full store buffer,
+  // `outstanding` waiting stores stop new reads until one leaves.
+  std::uint64_t stores_waiting_ = 0;
+  // A new ld_reduce may be issued: a read slot is free and the stores are
+  // below their bound.
+  bool may_read() const {
+    const auto window = static_cast<std::uint64_t>(cfg_.collective.outstanding);
+    return reads_in_flight_ < window && stores_waiting_ < window;
+  }
   bool started_ = false;          // our kernel runs in the current call
   std::vector<Packet> stash_;     // data that arrived before it did
   double issue_factor_ = 1.0;

@@ -20,6 +20,7 @@ void Gpu::start_call() {
   push_ = algo_ == CollectiveAlgo::kPush;
   pull_ = nvls_ && op_ == CollectiveOp::kAllReduce;
   reads_in_flight_ = 0;
+  stores_waiting_ = 0;
   for (Port& p : ports_) p.dest_k = 0;
   // Output elements this GPU receives. Multicast (NVLS, push) includes the
   // sender, so there even a lone GPU receives its own data back.
@@ -108,8 +109,7 @@ void Gpu::start_work() {
 
 PacketId Gpu::make_first_step(Port& port) {
   if (port.first_step.empty()) return kNoPacket;
-  if (pull_ && reads_in_flight_ >= static_cast<std::uint64_t>(cfg_.collective.outstanding))
-    return kNoPacket;  // a response will free a slot and try again
+  if (pull_ && !may_read()) return kNoPacket;  // a response or a store leaving will try again
   const RingPlan& plan = sweep_.plan();
   const std::uint64_t first = port.first_step.front();
   const int c = plan.chunk_of(first);
@@ -173,6 +173,9 @@ void Gpu::receive(const Packet& in) {
     st.kind = PacketKind::kMcStore;
     st.group = in.group;
     st.payload = payload;
+    ++stores_waiting_;
+    auto& most = sweep_.current().stores_waiting_max;
+    most = std::max(most, stores_waiting_);
     queue(id);
     for (int l = 0; l < links(); ++l) try_link(l);
     return;

@@ -60,7 +60,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     // One row per size: the mean over its iterations, like nccl-tests.
     std::size_t j = i;
     double time_ns = 0;
-    std::uint64_t wrong = 0, checked = 0, rounded = 0;
+    std::uint64_t wrong = 0, checked = 0, rounded = 0, stores_max = 0;
     int done = 0;
     std::vector<double> times;  // per iteration, for the tail
     std::vector<double> wait(static_cast<size_t>(sweep.gpus()), 0.0);
@@ -74,6 +74,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
       wrong += calls[j].wrong;
       checked += calls[j].checked;
       rounded += calls[j].rounded;
+      stores_max = std::max(stores_max, calls[j].stores_waiting_max);
       ++done;
     }
     std::sort(times.begin(), times.end());
@@ -101,7 +102,8 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
                     {"busbw_GBps", algbw * sweep.bus_factor()},
                     {"wrong", wrong},
                     {"within_rounding", rounded},
-                    {"checked_elements", checked}});
+                    {"checked_elements", checked},
+                    {"stores_waiting_max", stores_max}});
     i = j;
   }
   return {{"op", to_string(k.op)},
