@@ -736,7 +736,10 @@ void Switch::allocate(Ps e) {
   // smaller heads into a fuller buffer are checked one by one.)
   // Only the outputs that had packets leave or a port busy are looked at.
   scratch_ = sending_out_;  // release_space changes sending_out_
-  scratch_.for_each([&](int o) { release_space(o, e); });
+  scratch_.for_each([&](int o) {
+    // Most outputs of a loaded wide switch are mid-packet: look before calling.
+    if (outputs_[static_cast<size_t>(o)].sending.front().tail_gone <= e) release_space(o, e);
+  });
   out_free_.fill();
   Ps first_release = kNever;
   scratch_ = busy_out_;
