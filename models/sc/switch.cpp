@@ -46,6 +46,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       col_(queueing_ == Queueing::kVoq ? static_cast<size_t>(vcs_ * xports_) : 0, PortSet(xports_)),
       requested_(static_cast<size_t>(vcs_), PortSet(xports_)),
       free_in_(xports_),
+      free_requested_(xports_),
+      busy_requested_(xports_),
       max_flits_(max_packet_flits(cfg)),
       flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
@@ -838,15 +840,19 @@ void Switch::allocate(Ps e) {
 // the rest are checked head by head. Heads asking for an engine resource
 // are collected for share_engine in input order (the order it serves them).
 void Switch::request_voq(Ps first_release, Ps& wake) {
+  bool waits_for_busy = false;  // a free input has a packet for a busy output
   for (int v = 0; v < vcs_; ++v) {
     const PortSet& fits = fits_any_[static_cast<size_t>(v)];
-    requested_[static_cast<size_t>(v)].for_each([&](int o) {
+    const PortSet& requested = requested_[static_cast<size_t>(v)];
+    // Busy outputs: one free input waiting for any of them is all we need.
+    busy_requested_.assign_andnot(requested, out_free_);
+    for (int o = busy_requested_.find_next(0); o != PortSet::kNone && !waits_for_busy;
+         o = busy_requested_.find_next(o + 1))
+      waits_for_busy = col_[static_cast<size_t>(v * xports_ + o)].intersects(free_in_);
+    free_requested_.assign_and(requested, out_free_);
+    free_requested_.for_each([&](int o) {
       scratch_.assign_and(col_[static_cast<size_t>(v * xports_ + o)], free_in_);
       if (!scratch_.any()) return;
-      if (!out_free_.test(o)) {
-        wake = std::min(wake, first_release);
-        return;
-      }
       if (fits.test(o)) {
         requests_.mutable_col(o) |= scratch_;
         return;
@@ -875,6 +881,7 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
       });
     });
   }
+  if (waits_for_busy) wake = std::min(wake, first_release);
   for (Share& sh : share_)
     if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
 }

@@ -335,6 +335,8 @@ class Switch : public TimedModule {
   std::vector<PortSet> col_;
   std::vector<PortSet> requested_;
   PortSet free_in_;                 // scratch: waiting inputs free at this edge
+  PortSet free_requested_;          // scratch: free outputs some input has a packet for
+  PortSet busy_requested_;          // scratch: busy ones
   std::vector<int> granted_order_;  // scratch: matched inputs in port order
   int max_flits_;
   std::int64_t flit_bytes_;
