@@ -36,27 +36,35 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t call, int gpu) {
   return seed ^ mix(call * 0x100000001B3ULL + static_cast<std::uint64_t>(gpu));
 }
 
-// Element e of a stream: splitmix64's output for step e of the Weyl sequence
-// starting at the stream's key (one mix per element; the keys are random,
-// so two streams do not overlap in any length a run can use).
-inline std::uint64_t element_hash(std::uint64_t key, std::uint64_t e) {
-  return mix(key + e * 0x9E3779B97F4A7C15ULL);
+// The hash of element e of a stream, in 32-bit arithmetic so that the fp32
+// loop below vectorises (SSE2 has no 64-bit multiply): a Weyl step of e
+// xor the key's low half, Wellons' lowbias32 rounds, with the key's high
+// half mixed in between (so one GPU's stream is not another's shifted).
+// Elements repeat after 2^32 (16 GiB of fp32 per GPU).
+inline std::uint32_t element_hash(std::uint64_t key, std::uint64_t e) {
+  std::uint32_t x = (static_cast<std::uint32_t>(e) * 0x9E3779B9u) ^ static_cast<std::uint32_t>(key);
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= static_cast<std::uint32_t>(key >> 32);
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  x ^= x >> 16;
+  return x;
 }
 
 // The element's value from its hash.
-inline std::uint32_t value_of(std::uint64_t h, DType t) {
-  if (t == DType::kInt32)
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>((h >> 32) % 2001) - 1000);
+inline std::uint32_t value_of(std::uint32_t h, DType t) {
+  if (t == DType::kInt32) return static_cast<std::uint32_t>(static_cast<std::int32_t>(h % 2001) - 1000);
   // +-(1 + m) * 2^e, m in [0, 1) with 20 random bits, e in [-4, 3], built
   // bit by bit (no libm on this hot path).
-  const std::uint64_t m20 = (h >> 1) & 0xFFFFF;
-  const auto e = static_cast<std::int64_t>((h >> 21) % 8) - 4;
-  const std::uint64_t sign = h & 1;
+  const std::uint32_t m20 = (h >> 1) & 0xFFFFF;
+  const std::uint32_t e4 = (h >> 21) & 7;  // e + 4
+  const std::uint32_t sign = h & 1;
   if (t == DType::kFp32)  // exact: 20 mantissa bits fit in fp32's 23
-    return static_cast<std::uint32_t>((sign << 31) | (static_cast<std::uint64_t>(127 + e) << 23) |
-                                      (m20 << 3));
-  const std::uint64_t bits =
-      (sign << 63) | (static_cast<std::uint64_t>(1023 + e) << 52) | (m20 << 32);
+    return (sign << 31) | ((123 + e4) << 23) | (m20 << 3);
+  const std::uint64_t bits = (static_cast<std::uint64_t>(sign) << 63) |
+                             (static_cast<std::uint64_t>(1019 + e4) << 52) |
+                             (static_cast<std::uint64_t>(m20) << 32);
   double v;
   std::memcpy(&v, &bits, sizeof v);
   return t == DType::kFp16 ? double_to_fp16(v) : double_to_bf16(v);
@@ -75,9 +83,15 @@ void fill_input(std::uint64_t seed, std::uint64_t call, int gpu, std::uint64_t f
   // loop, so the dtype test is not taken per element.
   const std::uint64_t key = stream_key(seed, call, gpu);
   if (t == DType::kFp32) {
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint32_t v = value_of(element_hash(key, first + i), DType::kFp32);
-      for (std::size_t b = 0; b < 4; ++b) out[i * 4 + b] = static_cast<std::uint8_t>(v >> (8 * b));
+    // 32-bit lanes, one store each (little-endian, as the packets carry it).
+    const auto f = static_cast<std::uint32_t>(first);
+    for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(count); ++i) {
+      const std::uint32_t v = value_of(element_hash(key, f + i), DType::kFp32);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      std::memcpy(out + 4 * static_cast<std::size_t>(i), &v, 4);
+#else
+      for (std::size_t b = 0; b < 4; ++b) out[4 * i + b] = static_cast<std::uint8_t>(v >> (8 * b));
+#endif
     }
     return;
   }
