@@ -78,6 +78,20 @@ class PacketPool {
     ++live_;
     return id;
   }
+  // Serial numbers for `n` packets made later (multicast copies made when
+  // they leave): they keep the numbers they would have had if made now.
+  std::uint64_t reserve_serials(std::uint64_t n) {
+    const std::uint64_t first = next_serial_;
+    next_serial_ += n;
+    return first;
+  }
+  // A packet with a reserved serial number.
+  PacketId alloc_reserved(std::uint64_t serial) {
+    const PacketId id = alloc();
+    --next_serial_;
+    slots_[id].serial = serial;
+    return id;
+  }
   void release(PacketId id) {
     Packet& p = get(id);
     if (!p.live) throw InvariantError("packet pool: packet released twice");

@@ -66,7 +66,10 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
     in.queues.resize(queues_per_input);
-    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
+    if (queueing_ == Queueing::kVoq) {
+      in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
+      in.lazy.resize(queues_per_input);
+    }
     in.engine_heads.resize(static_cast<size_t>(vcs_ * engine_ports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
@@ -244,6 +247,8 @@ void Switch::enqueue_input(int port, PacketId id) {
   if (queueing_ == Queueing::kFifo) {
     in.queues[p.vc].push(pool_, id);
   } else {
+    // Copies still to be made are ahead of it: make them first (FIFO).
+    while (!lazy(in, p.vc, p.out_port).empty()) make_lazy_copy(in, p.vc, p.out_port);
     PacketQueue& q = voq(in, p.vc, p.out_port);
     if (q.empty() && is_engine_port(p.out_port)) set_engine_head(in, p.vc, p.out_port, id);
     q.push(pool_, id);
@@ -398,9 +403,11 @@ void Switch::check_end_of_run(Ps end) {
   if (pending_total_ > 0 && tick_at_ == kNever) {
     for (int i = 0; i < xports_; ++i) {
       const Input& in = inputs_[static_cast<size_t>(i)];
-      for (const PacketQueue& q : in.queues) {
-        if (q.empty()) continue;
-        const int o = pool_.get(q.front()).out_port;
+      for (std::size_t k = 0; k < in.queues.size(); ++k) {
+        const PacketQueue& q = in.queues[k];
+        const bool lazy_only = q.empty() && k < in.lazy.size() && !in.lazy[k].empty();
+        if (q.empty() && !lazy_only) continue;
+        const int o = lazy_only ? static_cast<int>(k) % xports_ : pool_.get(q.front()).out_port;
         if (is_engine_port(o) ? !engine_waiter_ : !outputs_[static_cast<size_t>(o)].space_waiter)
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
@@ -505,6 +512,10 @@ void Switch::output_down(int o) {
   // those already past the crossbar (its output queue) still cross.
   for (int i = 0; i < xports_; ++i) {
     Input& in = inputs_[static_cast<size_t>(i)];
+    // Copies not yet made are made now (rare: a fault), so every queue
+    // holds only packets and moved ones keep their order behind them.
+    for (int k = 0; k < static_cast<int>(in.lazy.size()); ++k)
+      while (!in.lazy[static_cast<size_t>(k)].empty()) make_lazy_copy(in, k / xports_, k % xports_);
     if (queueing_ == Queueing::kFifo) {
       for (PacketQueue& q : in.queues)
         for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
@@ -542,11 +553,18 @@ void Switch::diagnose(Stuck& out) const {
     std::vector<int> targets;  // outputs the queued packets wait for, once each
     std::uint32_t packets = 0;
     PacketId head = kNoPacket;
-    for (const PacketQueue& q : in.queues) {
+    for (std::size_t k = 0; k < in.queues.size(); ++k) {
+      const PacketQueue& q = in.queues[k];
       for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
         ++packets;
         if (head == kNoPacket) head = id;
         const int o = pool_.get(id).out_port;
+        if (std::find(targets.begin(), targets.end(), o) == targets.end()) targets.push_back(o);
+      }
+      if (k < in.lazy.size() && !in.lazy[k].empty()) {  // copies not made yet
+        packets += static_cast<std::uint32_t>(in.lazy[k].size());
+        if (head == kNoPacket) head = in.lazy[k].front().original;
+        const int o = static_cast<int>(k) % xports_;
         if (std::find(targets.begin(), targets.end(), o) == targets.end()) targets.push_back(o);
       }
     }
@@ -666,26 +684,24 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   ++mc_originals_;
   in.mc_held_flits += original.flits;
   const Ps ready = edge_at_or_after(t, cycle_ps_) + pipeline_ps_;
+  std::uint64_t serial = pool_.reserve_serials(members.size());
   for (int m : members) {
     const std::vector<int>& r = routes_[static_cast<size_t>(m)];
     if (r.empty())
       throw InvariantError("multicast member " + std::to_string(m) + " has no route");
-    const PacketId c = pool_.alloc();
-    Packet& cp = pool_.get(c);
-    const std::uint64_t serial = cp.serial;
-    cp = original;
-    cp.serial = serial;
-    cp.live = true;
-    cp.kind = original.kind == PacketKind::kReadReq ? PacketKind::kReadReq : PacketKind::kWrite;
-    cp.dst = m;
-    cp.parent = id;
-    cp.copies_left = 0;
-    cp.engine_slot = false;
-    cp.out_port = route(m, original.addr);
-    if (original.payload != kNoPayload) payloads_->retain(original.payload);
+    const int out = route(m, original.addr);
     ++copies_made_;
+    if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
+      lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++});
+      ++in.pending;
+      ++pending_total_;
+      active_.set(port);
+      voq_filled(port, original.vc, out);
+      continue;
+    }
+    const PacketId c = make_copy(original, id, m, out, serial++);
     if (queueing_ == Queueing::kOutput)
-      enqueue_output(cp.out_port, c, ready);
+      enqueue_output(out, c, ready);
     else
       enqueue_input(port, c);
   }
@@ -695,6 +711,48 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     return;
   }
   request_tick(t);
+}
+
+PacketId Switch::make_copy(const Packet& original, PacketId original_id, int member, int out,
+                           std::uint64_t serial) {
+  const PacketId c = pool_.alloc_reserved(serial);
+  Packet& cp = pool_.get(c);
+  cp = original;
+  cp.serial = serial;
+  cp.live = true;
+  cp.kind = original.kind == PacketKind::kReadReq ? PacketKind::kReadReq : PacketKind::kWrite;
+  cp.dst = member;
+  cp.parent = original_id;
+  cp.copies_left = 0;
+  cp.engine_slot = false;
+  cp.out_port = out;
+  cp.next = kNoPacket;
+  if (original.payload != kNoPayload) payloads_->retain(original.payload);
+  return c;
+}
+
+void Switch::make_lazy_copy(Input& in, int vc, int out) {
+  Ring<LazyCopy>& l = lazy(in, vc, out);
+  const LazyCopy lc = l.front();
+  l.pop_front();
+  const Packet original = pool_.get(lc.original);  // a copy: alloc() below may move the pool
+  voq(in, vc, out).push(pool_, make_copy(original, lc.original, lc.member, out, lc.serial));
+}
+
+PacketId Switch::voq_head(Input& in, int vc, int out) {
+  PacketQueue& q = voq(in, vc, out);
+  if (q.empty() && !lazy(in, vc, out).empty()) make_lazy_copy(in, vc, out);
+  return q.front();
+}
+
+int Switch::head_flits(Input& in, int vc, int out) {
+  const PacketQueue& q = voq(in, vc, out);
+  return pool_.get(q.empty() ? lazy(in, vc, out).front().original : q.front()).flits;
+}
+
+PacketId Switch::head_parent(Input& in, int vc, int out) {
+  const PacketQueue& q = voq(in, vc, out);
+  return q.empty() ? lazy(in, vc, out).front().original : pool_.get(q.front()).parent;
 }
 
 // The last copy of a multicast original has left the input (at t_out): its
@@ -871,7 +929,7 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
         return;
       }
       scratch_.for_each([&](int i) {
-        if (head_fits(out, v, voq(inputs_[static_cast<size_t>(i)], v, o).front())) {
+        if (flits_fit(out, v, head_flits(inputs_[static_cast<size_t>(i)], v, o))) {
           requests_.set(i, o);
         } else if (!out.space_waiter) {
           // Blocked on output-buffer space: wake when the next tail leaves.
@@ -967,12 +1025,16 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
     for (int pass = 0; pass < 2; ++pass) {
       scratch_.for_each([&](int o) {
         if ((pass == 0) != (o >= start) || matched_out_.test(o)) return;
-        const PacketId head = voq(in, v, o).front();
-        const Packet& h = pool_.get(head);
-        const bool shared = h.parent != kNoPacket && h.parent == in.edge_parent;
+        // The head, or for a lazy copy its original (same size and data).
+        const PacketId parent = head_parent(in, v, o);
+        const PacketQueue& q = voq(in, v, o);
+        const Packet& h = pool_.get(q.empty() ? parent : q.front());
+        const bool shared = parent != kNoPacket && parent == in.edge_parent;
         if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > port_bytes_per_cycle_)
           return;
-        if (!head_fits(outputs_[static_cast<size_t>(o)], v, head)) return;
+        const Output& out = outputs_[static_cast<size_t>(o)];
+        if (is_engine_port(o) ? !head_fits(out, v, voq_head(in, v, o)) : !flits_fit(out, v, h.flits))
+          return;
         matched_out_.set(o);
         grant(i, o, e, v);
         in.out_ptr = (o + 1) % xports_;
@@ -1002,10 +1064,9 @@ void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
     scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
     scratch_ &= out_free_;
     scratch_.for_each([&](int o) {
-      const PacketId head = voq(in, v, o).front();
-      if (pool_.get(head).parent != parent) return;
+      if (head_parent(in, v, o) != parent) return;  // copies go to link outputs only
       Output& out = outputs_[static_cast<size_t>(o)];
-      if (!head_fits(out, v, head)) return;
+      if (!flits_fit(out, v, head_flits(in, v, o))) return;
       matched_out_.set(o);
       grant(i, o, e, v);
       // One traversal: the input stays busy as long as the first copy's.
@@ -1022,16 +1083,24 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   for (int k = 0; k < vcs_ && vc < 0; ++k) {
     if (only_vc >= 0 && (in.vc_ptr + k) % vcs_ != only_vc) continue;
     const int v = (in.vc_ptr + k) % vcs_;
-    PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
-                                                   : voq(in, v, o);
-    if (q.empty() || pool_.get(q.front()).out_port != o) continue;
+    int flits;
+    if (queueing_ == Queueing::kFifo) {
+      const PacketQueue& q = in.queues[static_cast<size_t>(v)];
+      if (q.empty() || pool_.get(q.front()).out_port != o) continue;
+      flits = pool_.get(q.front()).flits;
+    } else {
+      if (voq_empty(in, v, o)) continue;
+      flits = head_flits(in, v, o);
+    }
     // A head needing an engine resource goes only where share_engine gave one.
     bool ok;
-    if (is_engine_port(o)) {
+    if (is_engine_port(o)) {  // (no lazy copies: copies go to link outputs)
+      const PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
+                                                         : voq(in, v, o);
       const Need n = engine_need(pool_.get(q.front()));
       ok = n == kNeedNone || share_[n].given[static_cast<size_t>(i)] == o;
     } else {
-      ok = head_fits(out, v, q.front());
+      ok = flits_fit(out, v, flits);
     }
     if (ok) vc = v;
   }
@@ -1039,8 +1108,9 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   in.vc_ptr = (vc + 1) % vcs_;
   PacketQueue& q =
       queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
+  if (queueing_ == Queueing::kVoq) voq_head(in, vc, o);  // a lazy copy is made now
   const PacketId id = q.pop(pool_);
-  if (queueing_ == Queueing::kVoq && q.empty()) voq_emptied(i, vc, o);
+  if (queueing_ == Queueing::kVoq && voq_empty(in, vc, o)) voq_emptied(i, vc, o);
   if (queueing_ == Queueing::kVoq && !q.empty() && is_engine_port(o)) set_engine_head(in, vc, o, q.front());
   Packet& p = pool_.get(id);
   // The tail arrives at the input's own link rate (a degraded link is slower).

@@ -191,6 +191,17 @@ class Switch : public TimedModule {
     return engine_port_ + static_cast<int>(h % static_cast<std::uint64_t>(engine_ports_));
   }
 
+  // A multicast copy waiting at an input as a reference to its original: a
+  // reduction engine's multicast (72 read requests or stored results per
+  // entry on nvl72) would otherwise hold a whole packet per member until its
+  // output takes it, most of the packets alive in a large run. The packet
+  // is made when the copy reaches the head of its queue and is granted,
+  // with the serial number it would have had: same timing, same traces.
+  struct LazyCopy {
+    PacketId original;
+    std::int32_t member;      // destination endpoint
+    std::uint64_t serial;
+  };
   struct Departure {
     Ps t;
     std::uint16_t vc;
@@ -201,6 +212,9 @@ class Switch : public TimedModule {
     Ps busy_until = 0;
     std::uint32_t pending = 0;            // packets waiting for allocation
     std::vector<PacketQueue> queues;      // fifo: [vc]; voq: [vc * ports + out]
+    // voq: [vc * ports + out] multicast copies not made yet, queued behind
+    // the packets of `queues` (a packet joining a queue first makes them).
+    std::vector<Ring<LazyCopy>> lazy;
     std::vector<PortSet> nonempty;        // voq: [vc] outputs with a packet queued
     std::vector<int> occupancy;           // [vc] flits held, departures applied
     Ring<Departure> departures;           // future frees, in time order
@@ -289,10 +303,29 @@ class Switch : public TimedModule {
   PacketQueue& voq(Input& in, int vc, int out) {
     return in.queues[static_cast<size_t>(vc * xports_ + out)];
   }
+  Ring<LazyCopy>& lazy(Input& in, int vc, int out) {
+    return in.lazy[static_cast<size_t>(vc * xports_ + out)];
+  }
+  bool voq_empty(Input& in, int vc, int out) {
+    return voq(in, vc, out).empty() && lazy(in, vc, out).empty();
+  }
+  // The head of a VOQ, its copy made if it is a lazy one.
+  PacketId voq_head(Input& in, int vc, int out);
+  // Flits and multicast original of a VOQ's head, without making it.
+  int head_flits(Input& in, int vc, int out);
+  PacketId head_parent(Input& in, int vc, int out);
+  // Makes the copy at the front of in.lazy for (vc, out) and queues it.
+  void make_lazy_copy(Input& in, int vc, int out);
+  PacketId make_copy(const Packet& original, PacketId original_id, int member, int out,
+                     std::uint64_t serial);
   bool head_fits(const Output& o, int vc, PacketId id) const {
     if (has_engine() && &o >= &outputs_[static_cast<size_t>(engine_port_)])
       return engine_can_take(id);
     return o.space[static_cast<size_t>(vc)] >= pool_.get(id).flits;
+  }
+  // The same for a link output and a head of `flits` (a VOQ head that may be a lazy copy).
+  bool flits_fit(const Output& o, int vc, int flits) const {
+    return o.space[static_cast<size_t>(vc)] >= flits;
   }
 
   const int ports_;

@@ -275,8 +275,8 @@ TEST(Collective, OneReplicationSlotBackPressuresWithoutLoss) {
 // Stores are bounded like an SM's store buffer: with `outstanding` stores
 // waiting a GPU issues no new read, so at most twice that many wait (the
 // reads in flight still return). Here the links are the limit and the
-// bound is reached (426 stores at most; without it 7 117 packets alive and
-// busbw 15.9 GB/s, with it 6 349 and 16.6, measured).
+// bound is reached (426 stores at most; busbw 16.6 GB/s, 15.9 without the
+// bound, measured).
 TEST(Collective, NvlsStoresWaitAtMostTwiceTheReadWindow) {
   const int window = 256;
   const auto s = run({"switch.ports=4", "switch.vcs=2", "collective.algorithm=nvls",
