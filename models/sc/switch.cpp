@@ -62,6 +62,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
       slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
   for (Share& sh : share_) sh.given.assign(static_cast<size_t>(xports_), -1);
+  table_keys_ = KeySet(table_capacity_);
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
@@ -219,6 +220,7 @@ void Switch::engine_fold(PacketId id) {
   res.payload = e.acc;
   engine_track(t);
   table_.erase(it);
+  table_keys_.erase(key);
   if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
   if (unicast)
@@ -923,6 +925,8 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
           const Need n = engine_need(h.first, h.second);
           if (n == kNeedNone)
             requests_.set(i, o);
+          else if (engine_free(n) == 0)
+            engine_waiter_ = true;  // what share_engine would conclude
           else
             share_[n].wanted.push_back({i, v, o});  // shared out below
         });
@@ -1160,6 +1164,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       if (wave_) wave_->add(w_table_, e, 1);
       engine_track(e);
       Entry& entry = table_[entry_key(p)];
+      table_keys_.insert(entry_key(p));
       entry.group = p.group;
       entry.bytes = p.bytes;
       entry.vc = p.vc;

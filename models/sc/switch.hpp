@@ -33,6 +33,7 @@
 #include "models/core/allocator.hpp"
 #include "models/core/alu_backend.hpp"
 #include "models/core/fold_trace.hpp"
+#include "models/core/key_set.hpp"
 #include "models/core/config.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
@@ -168,7 +169,7 @@ class Switch : public TimedModule {
     if (kind == PacketKind::kMcStore) return kNeedSlot;
     // A read response always finds the entry of the ld_reduce that read it.
     if (kind == PacketKind::kReadResp) return kNeedNone;
-    return table_.count(key) ? kNeedNone : kNeedTable;
+    return table_keys_.contains(key) ? kNeedNone : kNeedTable;
   }
   Need engine_need(const Packet& p) const { return engine_need(p.kind, entry_key(p)); }
   std::size_t engine_free(Need n) const {
@@ -396,6 +397,7 @@ class Switch : public TimedModule {
   std::int64_t port_bytes_per_cycle_;
   Ps alu_pipeline_ps_;
   std::unordered_map<std::uint64_t, Entry> table_;
+  KeySet table_keys_;  // the keys of table_, for the per-head lookup of allocation
   std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
   EngineStats engine_stats_;
   Ps table_changed_at_ = 0;
