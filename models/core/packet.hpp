@@ -169,12 +169,16 @@ class PacketQueue {
  public:
   bool empty() const { return head_ == kNoPacket; }
   PacketId front() const { return head_; }
+  // The front packet's flits, kept here so a switch can test whether a head
+  // fits without touching the packet (a cache miss in a large run).
+  int front_flits() const { return front_flits_; }
   std::uint32_t size() const { return size_; }
   void push(PacketPool& pool, PacketId id) {
     pool.get(id).next = kNoPacket;
-    if (tail_ == kNoPacket)
+    if (tail_ == kNoPacket) {
       head_ = id;
-    else
+      front_flits_ = pool.get(id).flits;
+    } else
       pool.get(tail_).next = id;
     tail_ = id;
     ++size_;
@@ -182,7 +186,10 @@ class PacketQueue {
   PacketId pop(PacketPool& pool) {
     const PacketId id = head_;
     head_ = pool.get(id).next;
-    if (head_ == kNoPacket) tail_ = kNoPacket;
+    if (head_ == kNoPacket)
+      tail_ = kNoPacket;
+    else
+      front_flits_ = pool.get(head_).flits;
     --size_;
     return id;
   }
@@ -191,6 +198,7 @@ class PacketQueue {
   PacketId head_ = kNoPacket;
   PacketId tail_ = kNoPacket;
   std::uint32_t size_ = 0;
+  int front_flits_ = 0;
 };
 
 }  // namespace fabricsim

@@ -61,7 +61,12 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
       arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
       slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
-  for (Share& sh : share_) sh.given.assign(static_cast<size_t>(xports_), -1);
+  for (Share& sh : share_) {
+    sh.given.assign(static_cast<size_t>(xports_), -1);
+    sh.by_bits = vcs_ * engine_ports_ <= 64;
+    sh.ask_bits.assign(static_cast<size_t>(xports_), 0);
+    sh.askers = PortSet(xports_);
+  }
   table_keys_ = KeySet(table_capacity_);
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
@@ -694,7 +699,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     const int out = route(m, original.addr);
     ++copies_made_;
     if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
-      lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++});
+      lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++, original.flits});
       ++in.pending;
       ++pending_total_;
       active_.set(port);
@@ -749,7 +754,7 @@ PacketId Switch::voq_head(Input& in, int vc, int out) {
 
 int Switch::head_flits(Input& in, int vc, int out) {
   const PacketQueue& q = voq(in, vc, out);
-  return pool_.get(q.empty() ? lazy(in, vc, out).front().original : q.front()).flits;
+  return q.empty() ? lazy(in, vc, out).front().flits : q.front_flits();
 }
 
 PacketId Switch::head_parent(Input& in, int vc, int out) {
@@ -928,7 +933,7 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
           else if (engine_free(n) == 0)
             engine_waiter_ = true;  // what share_engine would conclude
           else
-            share_[n].wanted.push_back({i, v, o});  // shared out below
+            ask(n, i, v, o);  // shared out below
         });
         return;
       }
@@ -944,8 +949,18 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
     });
   }
   if (waits_for_busy) wake = std::min(wake, first_release);
-  for (Share& sh : share_)
-    if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
+  for (Share& sh : share_) {
+    // In input order, then VC and port (the order share_engine serves).
+    sh.askers.for_each([&](int i) {
+      std::uint64_t& b = sh.ask_bits[static_cast<size_t>(i)];
+      for (; b != 0; b &= b - 1) {
+        const int k = __builtin_ctzll(b);
+        sh.wanted.push_back({i, k / engine_ports_, engine_port_ + k % engine_ports_});
+      }
+    });
+    sh.askers.clear();
+    if (sh.wanted.size() > 1 && !sh.by_bits) std::sort(sh.wanted.begin(), sh.wanted.end());
+  }
 }
 
 // Input by input: the head of each VC's FIFO asks for its output.

@@ -202,6 +202,7 @@ class Switch : public TimedModule {
     PacketId original;
     std::int32_t member;      // destination endpoint
     std::uint64_t serial;
+    int flits;                // the original's (allocation tests it without the packet)
   };
   struct Departure {
     Ps t;
@@ -278,6 +279,16 @@ class Switch : public TimedModule {
   // output to free). VOQs are visited by output (col_), FIFOs by input.
   void request_voq(Ps first_release, Ps& wake);
   void request_fifo(Ps& wake);
+  // Notes that input i's head on VC v asks engine port o for resource n.
+  void ask(Need n, int i, int v, int o) {
+    Share& sh = share_[n];
+    if (!sh.by_bits) {
+      sh.wanted.push_back({i, v, o});
+      return;
+    }
+    sh.ask_bits[static_cast<size_t>(i)] |= std::uint64_t{1} << (v * engine_ports_ + o - engine_port_);
+    sh.askers.set(i);
+  }
   // Input i's VOQ (vc, o) became non-empty / empty: its `nonempty` set,
   // col_ and requested_ follow.
   void voq_filled(int i, int vc, int o);
@@ -423,6 +434,12 @@ class Switch : public TimedModule {
       }
     };
     std::vector<Ask> wanted;  // scratch: heads asking, in (input, VC, port) order
+    // VOQ requests, built by output: bit v * engine ports + k of ask_bits[i]
+    // for input i's head on VC v asking for engine port k, so `wanted` comes
+    // out in order without a sort (when VCs x engine ports <= 64).
+    bool by_bits = false;
+    std::vector<std::uint64_t> ask_bits;
+    PortSet askers;
     std::vector<int> given;                   // [input] engine port given this edge, or -1
     std::vector<int> given_list;              // inputs with given[] set
     int rr = 0;                               // first input served next time
