@@ -68,6 +68,9 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     sh.askers = PortSet(xports_);
   }
   table_keys_ = KeySet(table_capacity_);
+  for (auto& c : engine_class_)
+    c.assign(static_cast<size_t>(std::max(0, vcs_ * engine_ports_)), PortSet(xports_));
+  engine_scratch_ = PortSet(xports_);
   const size_t queues_per_input =
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
@@ -226,6 +229,7 @@ void Switch::engine_fold(PacketId id) {
   engine_track(t);
   table_.erase(it);
   table_keys_.erase(key);
+  table_changed(key, false);
   if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
   if (unicast)
@@ -273,6 +277,7 @@ void Switch::voq_filled(int i, int vc, int o) {
 }
 
 void Switch::voq_emptied(int i, int vc, int o) {
+  if (is_engine_port(o)) engine_head_gone(i, vc, o);
   inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].reset(o);
   PortSet& c = col_[static_cast<size_t>(vc * xports_ + o)];
   c.reset(i);
@@ -280,8 +285,48 @@ void Switch::voq_emptied(int i, int vc, int o) {
 }
 
 void Switch::set_engine_head(Input& in, int vc, int out, PacketId head) {
+  const int i = static_cast<int>(&in - inputs_.data());
+  const auto k = static_cast<size_t>(vc * engine_ports_ + out - engine_port_);
+  engine_head_gone(i, vc, out);  // the head it replaces, if any
   const Packet& p = pool_.get(head);
-  in.engine_heads[static_cast<size_t>(vc * engine_ports_ + out - engine_port_)] = {p.kind, entry_key(p)};
+  auto& h = in.engine_heads[k];
+  h = {p.kind, entry_key(p)};
+  engine_class_[engine_need(h.first, h.second)][k].set(i);
+  if (need_follows_table(h.first))
+    heads_by_key_[h.second].push_back(static_cast<int>(k) * xports_ + i);
+}
+
+void Switch::engine_head_gone(int i, int vc, int out) {
+  const auto k = static_cast<size_t>(vc * engine_ports_ + out - engine_port_);
+  bool had = false;
+  for (auto& c : engine_class_) {
+    had = had || c[k].test(i);
+    c[k].reset(i);
+  }
+  const auto& h = inputs_[static_cast<size_t>(i)].engine_heads[k];
+  if (!had || !need_follows_table(h.first)) return;
+  auto it = heads_by_key_.find(h.second);
+  if (it == heads_by_key_.end()) throw InvariantError("switch: engine head missing from its key");
+  std::vector<int>& v = it->second;
+  const int code = static_cast<int>(k) * xports_ + i;
+  for (std::size_t j = 0; j < v.size(); ++j)
+    if (v[j] == code) {
+      v[j] = v.back();
+      v.pop_back();
+      break;
+    }
+  if (v.empty()) heads_by_key_.erase(it);
+}
+
+void Switch::table_changed(std::uint64_t key, bool made) {
+  auto it = heads_by_key_.find(key);
+  if (it == heads_by_key_.end()) return;
+  for (int code : it->second) {
+    const auto k = static_cast<size_t>(code / xports_);
+    const int i = code % xports_;
+    engine_class_[made ? kNeedTable : kNeedNone][k].reset(i);
+    engine_class_[made ? kNeedNone : kNeedTable][k].set(i);
+  }
 }
 
 void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
@@ -925,16 +970,16 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
       Output& out = outputs_[static_cast<size_t>(o)];
       if (is_engine_port(o)) {
         const auto k = static_cast<size_t>(v * engine_ports_ + o - engine_port_);
-        scratch_.for_each([&](int i) {
-          const auto& h = inputs_[static_cast<size_t>(i)].engine_heads[k];
-          const Need n = engine_need(h.first, h.second);
-          if (n == kNeedNone)
-            requests_.set(i, o);
-          else if (engine_free(n) == 0)
+        engine_scratch_.assign_and(engine_class_[kNeedNone][k], free_in_);
+        if (engine_scratch_.any()) requests_.mutable_col(o) |= engine_scratch_;
+        for (Need n : {kNeedTable, kNeedSlot}) {
+          engine_scratch_.assign_and(engine_class_[n][k], free_in_);
+          if (!engine_scratch_.any()) continue;
+          if (engine_free(n) == 0)
             engine_waiter_ = true;  // what share_engine would conclude
           else
-            ask(n, i, v, o);  // shared out below
-        });
+            engine_scratch_.for_each([&](int i) { ask(n, i, v, o); });  // shared out below
+        }
         return;
       }
       scratch_.for_each([&](int i) {
@@ -1180,6 +1225,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       engine_track(e);
       Entry& entry = table_[entry_key(p)];
       table_keys_.insert(entry_key(p));
+      table_changed(entry_key(p), true);
       entry.group = p.group;
       entry.bytes = p.bytes;
       entry.vc = p.vc;

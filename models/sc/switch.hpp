@@ -253,6 +253,15 @@ class Switch : public TimedModule {
   };
 
   void set_engine_head(Input& in, int vc, int out, PacketId head);
+  // Input i's head for engine port `out` on `vc` left (its queue emptied or
+  // a new head replaced it): it leaves engine_class_ and heads_by_key_.
+  void engine_head_gone(int i, int vc, int out);
+  // A table entry for `key` was made (or freed): heads waiting with that key
+  // need nothing now (or a new entry).
+  void table_changed(std::uint64_t key, bool made);
+  static bool need_follows_table(PacketKind k) {
+    return k != PacketKind::kMcStore && k != PacketKind::kReadResp;
+  }
   // The output toward `dst` for `addr` (the address spreads over parallel
   // routes), avoiding links that are down; throws when none is left.
   int route(int dst, std::uint64_t addr) const;
@@ -409,6 +418,15 @@ class Switch : public TimedModule {
   Ps alu_pipeline_ps_;
   std::unordered_map<std::uint64_t, Entry> table_;
   KeySet table_keys_;  // the keys of table_, for the per-head lookup of allocation
+  // voq: [Need][vc * engine ports + k] the inputs whose head for engine port
+  // k on vc needs nothing, a table entry or a replication slot, kept as heads
+  // and the table change: allocation asks the engine ports with word
+  // operations instead of looking at each waiting head (on nvl72 with full
+  // tables, 72 inputs x 4 engine ports x 2 VCs of them at every edge).
+  std::vector<PortSet> engine_class_[3];
+  // Heads whose need depends on the table, by key: (vc * engine ports + k) * xports + input.
+  std::unordered_map<std::uint64_t, std::vector<int>> heads_by_key_;
+  PortSet engine_scratch_;
   std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
   EngineStats engine_stats_;
   Ps table_changed_at_ = 0;
