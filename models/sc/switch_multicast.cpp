@@ -1,0 +1,136 @@
+// Multicast in the switch (see switch.hpp and docs/models/multicast.md): an
+// original is replicated into one copy per member; the copies wait in their
+// VOQs (as references until granted) and fan out in one crossbar traversal.
+#include "models/sc/switch.hpp"
+
+#include <string>
+#include <vector>
+
+#include "models/core/errors.hpp"
+
+namespace fabricsim {
+
+void Switch::replicate(PacketId id, int port, Ps t) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  const Packet original = pool_.get(id);  // a copy: alloc() below may move the pool
+  if (original.group >= groups_.size() || groups_[original.group].empty())
+    throw InvariantError("multicast packet " + std::to_string(original.serial) +
+                         " names group " + std::to_string(original.group) +
+                         ", which is not in this switch's group table");
+  if (original.payload != kNoPayload && payloads_ == nullptr)
+    throw InvariantError("multicast data without a payload pool");
+  const std::vector<int>& members = groups_[original.group];
+  pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
+  if (is_engine_port(port)) {  // results enter without arrive(): count them here
+    in.occupancy[original.vc] += original.flits;
+    in.total_occ += original.flits;
+  }
+  ++mc_originals_;
+  in.mc_held_flits += original.flits;
+  const Ps ready = edge_at_or_after(t, cycle_ps_) + pipeline_ps_;
+  std::uint64_t serial = pool_.reserve_serials(members.size());
+  for (int m : members) {
+    const std::vector<int>& r = routes_[static_cast<size_t>(m)];
+    if (r.empty())
+      throw InvariantError("multicast member " + std::to_string(m) + " has no route");
+    const int out = route(m, original.addr);
+    ++copies_made_;
+    if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
+      lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++, original.flits});
+      ++in.pending;
+      ++pending_total_;
+      active_.set(port);
+      voq_filled(port, original.vc, out);
+      continue;
+    }
+    const PacketId c = make_copy(original, id, m, out, serial++);
+    if (queueing_ == Queueing::kOutput)
+      enqueue_output(out, c, ready);
+    else
+      enqueue_input(port, c);
+  }
+  if (queueing_ == Queueing::kOutput) {
+    // Ideal output queueing: every copy is in its output queue at once.
+    retire_original(port, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
+    return;
+  }
+  request_tick(t);
+}
+
+PacketId Switch::make_copy(const Packet& original, PacketId original_id, int member, int out,
+                           std::uint64_t serial) {
+  const PacketId c = pool_.alloc_reserved(serial);
+  Packet& cp = pool_.get(c);
+  cp = original;
+  cp.serial = serial;
+  cp.live = true;
+  cp.kind = original.kind == PacketKind::kReadReq ? PacketKind::kReadReq : PacketKind::kWrite;
+  cp.dst = member;
+  cp.parent = original_id;
+  cp.copies_left = 0;
+  cp.engine_slot = false;
+  cp.out_port = out;
+  cp.next = kNoPacket;
+  if (original.payload != kNoPayload) payloads_->retain(original.payload);
+  return c;
+}
+
+void Switch::make_lazy_copy(Input& in, int vc, int out) {
+  Ring<LazyCopy>& l = lazy(in, vc, out);
+  const LazyCopy lc = l.front();
+  l.pop_front();
+  const Packet original = pool_.get(lc.original);  // a copy: alloc() below may move the pool
+  voq(in, vc, out).push(pool_, make_copy(original, lc.original, lc.member, out, lc.serial));
+}
+
+PacketId Switch::voq_head(Input& in, int vc, int out) {
+  PacketQueue& q = voq(in, vc, out);
+  if (q.empty() && !lazy(in, vc, out).empty()) make_lazy_copy(in, vc, out);
+  return q.front();
+}
+
+int Switch::head_flits(Input& in, int vc, int out) {
+  const PacketQueue& q = voq(in, vc, out);
+  return q.empty() ? lazy(in, vc, out).front().flits : q.front_flits();
+}
+
+PacketId Switch::head_parent(Input& in, int vc, int out) {
+  const PacketQueue& q = voq(in, vc, out);
+  return q.empty() ? lazy(in, vc, out).front().original : pool_.get(q.front()).parent;
+}
+
+// The last copy of a multicast original has left the input (at t_out): its
+// flits leave the buffer and their credits go upstream.
+void Switch::retire_original(int port, PacketId id, Ps t_out) {
+  Input& in = inputs_[static_cast<size_t>(port)];
+  const Packet& o = pool_.get(id);
+  leave_input(in, o.vc, o.flits, o.t_head, t_out);
+  in.mc_held_flits -= o.flits;
+  --mc_originals_;
+  ++originals_retired_;
+  // A write passing through the engine: its slot frees once every copy has
+  // been granted (nothing more reads the data).
+  if (o.engine_slot) release_slot(now());
+  if (o.payload != kNoPayload) payloads_->release(o.payload);
+  pool_.release(id);
+}
+
+void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
+  Input& in = inputs_[static_cast<size_t>(i)];
+  for (int v = 0; v < vcs_; ++v) {
+    if (queueing_ != Queueing::kVoq) break;  // FIFO: copies leave one per edge
+    scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
+    scratch_ &= out_free_;
+    scratch_.for_each([&](int o) {
+      if (head_parent(in, v, o) != parent) return;  // copies go to link outputs only
+      Output& out = outputs_[static_cast<size_t>(o)];
+      if (!flits_fit(out, v, head_flits(in, v, o))) return;
+      matched_out_.set(o);
+      grant(i, o, e, v);
+      // One traversal: the input stays busy as long as the first copy's.
+      in.busy_until = std::max(in.busy_until, busy_until);
+    });
+  }
+}
+
+}  // namespace fabricsim
