@@ -30,7 +30,7 @@ enum class AllocatorKind {
 // line: clear() and the allocators visit only the lines written since the
 // last clear(), so an allocation with few requests costs little on a wide
 // switch. row()/rows()/mutable_row() are for a row-major matrix,
-// col()/cols()/mutable_col() for a column-major one.
+// col()/mutable_col() for a column-major one.
 class RequestMatrix {
  public:
   enum class Major { kRows, kCols };
@@ -51,7 +51,6 @@ class RequestMatrix {
   // col(o).test(i): input i requests output o.
   const PortSet& col(int o) const { return lines_[static_cast<size_t>(o)]; }
   PortSet& mutable_col(int o) { return mutable_line(o); }
-  const std::vector<PortSet>& cols() const { return lines_; }
   void set(int i, int o) {
     if (major_ == Major::kRows)
       mutable_line(i).set(o);

@@ -62,7 +62,16 @@ struct Packet {
 
 class PacketPool {
  public:
-  PacketId alloc() {
+  PacketId alloc() { return alloc_reserved(next_serial_++); }
+  // Serial numbers for `n` packets made later (multicast copies made when
+  // they leave): they keep the numbers they would have had if made now.
+  std::uint64_t reserve_serials(std::uint64_t n) {
+    const std::uint64_t first = next_serial_;
+    next_serial_ += n;
+    return first;
+  }
+  // A packet with a serial number from reserve_serials().
+  PacketId alloc_reserved(std::uint64_t serial) {
     PacketId id;
     if (!free_.empty()) {
       id = free_.back();
@@ -74,22 +83,8 @@ class PacketPool {
     Packet& p = slots_[id];
     p = Packet{};
     p.live = true;
-    p.serial = next_serial_++;
+    p.serial = serial;
     ++live_;
-    return id;
-  }
-  // Serial numbers for `n` packets made later (multicast copies made when
-  // they leave): they keep the numbers they would have had if made now.
-  std::uint64_t reserve_serials(std::uint64_t n) {
-    const std::uint64_t first = next_serial_;
-    next_serial_ += n;
-    return first;
-  }
-  // A packet with a reserved serial number.
-  PacketId alloc_reserved(std::uint64_t serial) {
-    const PacketId id = alloc();
-    --next_serial_;
-    slots_[id].serial = serial;
     return id;
   }
   void release(PacketId id) {

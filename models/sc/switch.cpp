@@ -554,8 +554,10 @@ void Switch::allocate(Ps e) {
   else
     request_fifo(wake);
 
-  for (Need n : {kNeedTable, kNeedSlot})
+  for (Need n : {kNeedTable, kNeedSlot}) {
+    collect_asks(share_[n]);
     if (!share_[n].wanted.empty()) share_engine(n, e, wake);
+  }
   allocator_->allocate(requests_, match_);
   matched_out_.clear();
   for (int i : match_.matched_inputs) matched_out_.set(match_.out_of_in[static_cast<size_t>(i)]);
@@ -588,15 +590,15 @@ void Switch::allocate(Ps e) {
   bool retry_next_edge = false;
   bool waiting = false;
   if (requests_.major() == RequestMatrix::Major::kCols) {
-    free_in_.clear();  // now: inputs that requested, still wait and were not matched
-    requests_.written().for_each([&](int o) { free_in_ |= requests_.col(o); });
-    free_in_ &= active_;
-    for (int i : match_.matched_inputs) free_in_.reset(i);
-    waiting = free_in_.any();
+    scratch_.clear();  // inputs that requested, still wait and were not matched
+    requests_.written().for_each([&](int o) { scratch_ |= requests_.col(o); });
+    scratch_ &= active_;
+    for (int i : match_.matched_inputs) scratch_.reset(i);
+    waiting = scratch_.any();
     if (waiting) {
       requests_.written().for_each([&](int o) {
         if (!retry_next_edge && !matched_out_.test(o))
-          retry_next_edge = requests_.col(o).intersects(free_in_);
+          retry_next_edge = requests_.col(o).intersects(scratch_);
       });
     }
   } else {
@@ -665,18 +667,19 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
     });
   }
   if (waits_for_busy) wake = std::min(wake, first_release);
-  for (Share& sh : share_) {
-    // In input order, then VC and port (the order share_engine serves).
-    sh.askers.for_each([&](int i) {
-      std::uint64_t& b = sh.ask_bits[static_cast<size_t>(i)];
-      for (; b != 0; b &= b - 1) {
-        const int k = __builtin_ctzll(b);
-        sh.wanted.push_back({i, k / engine_ports_, engine_port_ + k % engine_ports_});
-      }
-    });
-    sh.askers.clear();
-    if (sh.wanted.size() > 1 && !sh.by_bits) std::sort(sh.wanted.begin(), sh.wanted.end());
-  }
+}
+
+void Switch::collect_asks(Share& sh) {
+  // In input order, then VC and port (the order share_engine serves).
+  sh.askers.for_each([&](int i) {
+    std::uint64_t& b = sh.ask_bits[static_cast<size_t>(i)];
+    for (; b != 0; b &= b - 1) {
+      const int k = __builtin_ctzll(b);
+      sh.wanted.push_back({i, k / engine_ports_, engine_port_ + k % engine_ports_});
+    }
+  });
+  sh.askers.clear();
+  if (sh.wanted.size() > 1 && !sh.by_bits) std::sort(sh.wanted.begin(), sh.wanted.end());
 }
 
 // Input by input: the head of each VC's FIFO asks for its output.
@@ -696,7 +699,7 @@ void Switch::request_fifo(Ps& wake) {
         if (n == kNeedNone)
           requests_.set(i, o);
         else
-          share_[n].wanted.push_back({i, v, o});
+          ask(n, i, v, o);
       } else if (head_fits(out, v, head)) {
         requests_.set(i, o);
       } else if (!out.space_waiter) {
@@ -792,7 +795,6 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       if (wave_) wave_->add(w_table_, e, 1);
       engine_track(e);
       Entry& entry = table_[entry_key(p)];
-      table_keys_.insert(entry_key(p));
       table_changed(entry_key(p), true);
       entry.group = p.group;
       entry.bytes = p.bytes;

@@ -180,6 +180,8 @@ class Switch : public TimedModule {
   bool engine_can_take(PacketId head) const;
   // Shares pool n's free resources among the heads that asked this edge.
   void share_engine(Need n, Ps e, Ps& wake);
+  struct Share;
+  void collect_asks(Share& sh);
   void release_slot(Ps t);
   void engine_fold(PacketId id);
   // acc = acc op in through the backend (and the fold sink, if any).
@@ -232,8 +234,7 @@ class Switch : public TimedModule {
     int out_ptr = 0;                      // engine input: where wide grants look first
     int w_occupancy = -1;                 // waveform signal id
     // voq: [vc * engine ports + k] kind and table key of the head of the VOQ
-    // to engine port k, kept as heads change so allocation need not touch
-    // the packet (a cache miss per head per edge on a large fabric).
+    // to engine port k: what engine_class_ and heads_by_key_ were filed by.
     std::vector<std::pair<PacketKind, std::uint64_t>> engine_heads;
   };
   struct Sending {
@@ -256,8 +257,8 @@ class Switch : public TimedModule {
   // Input i's head for engine port `out` on `vc` left (its queue emptied or
   // a new head replaced it): it leaves engine_class_ and heads_by_key_.
   void engine_head_gone(int i, int vc, int out);
-  // A table entry for `key` was made (or freed): heads waiting with that key
-  // need nothing now (or a new entry).
+  // A table entry for `key` was made (or freed): table_keys_ follows, and
+  // heads waiting with that key need nothing now (or a new entry).
   void table_changed(std::uint64_t key, bool made);
   static bool need_follows_table(PacketKind k) {
     return k != PacketKind::kMcStore && k != PacketKind::kReadResp;
@@ -288,7 +289,8 @@ class Switch : public TimedModule {
   // output to free). VOQs are visited by output (col_), FIFOs by input.
   void request_voq(Ps first_release, Ps& wake);
   void request_fifo(Ps& wake);
-  // Notes that input i's head on VC v asks engine port o for resource n.
+  // Notes that input i's head on VC v asks engine port o for resource n;
+  // collect_asks() turns the notes into the pool's `wanted` list.
   void ask(Need n, int i, int v, int o) {
     Share& sh = share_[n];
     if (!sh.by_bits) {

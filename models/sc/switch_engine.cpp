@@ -134,7 +134,6 @@ void Switch::engine_fold(PacketId id) {
   res.payload = e.acc;
   engine_track(t);
   table_.erase(it);
-  table_keys_.erase(key);
   table_changed(key, false);
   if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
@@ -193,6 +192,10 @@ void Switch::engine_head_gone(int i, int vc, int out) {
 }
 
 void Switch::table_changed(std::uint64_t key, bool made) {
+  if (made)
+    table_keys_.insert(key);
+  else
+    table_keys_.erase(key);
   auto it = heads_by_key_.find(key);
   if (it == heads_by_key_.end()) return;
   for (int code : it->second) {
