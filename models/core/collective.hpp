@@ -96,7 +96,6 @@ class CollectiveSweep {
   bool tolerant() const { return tolerant_; }
 
  private:
-  const std::vector<std::uint8_t>& golden(std::uint64_t first, std::uint64_t count, int uses);
 
   CollectiveConfig cfg_;
   StragglerConfig straggler_;
@@ -117,7 +116,10 @@ class CollectiveSweep {
   // order, |got - golden| <= 2 (n-1) u sum|x_i| (u the unit roundoff).
   bool tolerant_ = false;
   bool within_tolerance(const Golden& g, std::uint64_t i, const std::uint8_t* got) const;
-  std::unordered_map<std::uint64_t, Golden> golden_;  // by first element
+  using GoldenMap = std::unordered_map<std::uint64_t, Golden>;
+  GoldenMap golden_;  // by first element
+  // The golden slice at `first`, computed on its first use.
+  GoldenMap::iterator golden(std::uint64_t first, std::uint64_t count, int uses);
   std::vector<std::uint8_t> scratch_;
 };
 
