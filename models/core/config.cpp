@@ -42,7 +42,9 @@ const std::vector<std::pair<std::string, Process>> kProcesses = {
 const std::vector<std::pair<std::string, TopologyKind>> kTopologies = {
     {"single", TopologyKind::kSingle}, {"scaleup", TopologyKind::kScaleUp}};
 const std::vector<std::pair<std::string, WorkloadKind>> kWorkloads = {
-    {"synthetic", WorkloadKind::kSynthetic}, {"collective", WorkloadKind::kCollective}};
+    {"synthetic", WorkloadKind::kSynthetic},
+    {"collective", WorkloadKind::kCollective},
+    {"tlm", WorkloadKind::kTlm}};
 const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"all_reduce", CollectiveOp::kAllReduce},
     {"reduce_scatter", CollectiveOp::kReduceScatter},
@@ -86,7 +88,13 @@ int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
   return 1 + static_cast<int>((payload_bytes + c.link.flit_bytes - 1) / c.link.flit_bytes);
 }
 
+bool carries_data(const Config& c) {
+  return c.workload.kind == WorkloadKind::kCollective || c.workload.kind == WorkloadKind::kTlm;
+}
+
 bool uses_reduction_engine(const Config& c) {
+  // TLM initiators may issue multimem operations on any multicast object.
+  if (c.workload.kind == WorkloadKind::kTlm) return !c.tlm.multicast.empty();
   if (c.workload.kind != WorkloadKind::kCollective) return false;
   const CollectiveAlgo a = c.collective.algorithm;
   if (a == CollectiveAlgo::kPush) return true;
@@ -98,7 +106,7 @@ bool uses_reduction_engine(const Config& c) {
 }
 
 std::uint64_t stripe_bytes(const Config& c) {
-  const std::int64_t payload = c.workload.kind == WorkloadKind::kCollective
+  const std::int64_t payload = carries_data(c)
                                    ? c.collective.payload_bytes
                                    : std::max<std::int64_t>(1, c.traffic.packet_flits - 1) *
                                          c.link.flit_bytes;
@@ -106,7 +114,7 @@ std::uint64_t stripe_bytes(const Config& c) {
 }
 
 int max_packet_flits(const Config& c) {
-  if (c.workload.kind == WorkloadKind::kCollective)
+  if (carries_data(c))
     return packet_flits_for(c, c.collective.payload_bytes);
   return static_cast<int>(c.traffic.packet_flits);
 }
@@ -132,7 +140,9 @@ Schema<Config> config_schema() {
   // workload
   s.add_choice("workload.kind", &C::workload, &WorkloadConfig::kind, kWorkloads,
                "synthetic: open-loop traffic (traffic.*); collective: every endpoint is a GPU "
-               "running the collective.* sweep");
+               "running the collective.* sweep; tlm: every endpoint is a TLM-2.0 target "
+               "driven by the user's SystemC initiators (tlm.*, docs/tlm.md; a program built "
+               "with tlm/, not the fabricsim command)");
   // collective
   s.add_choice("collective.op", &C::collective, &CollectiveConfig::op, kCollectiveOps,
                "the collective every GPU calls");
@@ -166,6 +176,32 @@ Schema<Config> config_schema() {
   s.add_int("collective.outstanding", &C::collective, &CollectiveConfig::outstanding, "requests",
             1, 1 << 20, "reads (multimem.ld_reduce) a GPU may have in flight at once; "
                "as many stores waiting to leave also stop new reads");
+  // TLM faces (docs/tlm.md)
+  s.add_int("tlm.window_bytes", &C::tlm, &TlmConfig::window_bytes, "B", 4096,
+            std::int64_t{1} << 40,
+            "each GPU's memory window in the global address map: GPU g owns "
+            "[g x window, (g+1) x window)");
+  s.add_int("tlm.multicast_base", &C::tlm, &TlmConfig::multicast_base, "B", 0,
+            std::int64_t{1} << 52,
+            "first address of the multicast objects (above every GPU window)");
+  s.add_custom<TlmConfig, std::vector<McObject>>(
+      "tlm.multicast", &C::tlm, &TlmConfig::multicast, "object list", multicast_allowed(),
+      "multicast objects for multimem.st and multimem.ld_reduce, e.g. 16777216@0 (16 MiB at "
+      "offset 0 of every GPU's memory); object k is multicast group k at "
+      "tlm.multicast_base + its offset",
+      parse_multicast, format_multicast);
+  s.add_int("tlm.queue_packets", &C::tlm, &TlmConfig::queue_packets, "packets", 1, 1 << 20,
+            "packets an endpoint holds waiting for its links; a transaction that does not fit "
+            "is not accepted (LT: b_transport waits; AT: END_REQ is withheld)");
+  s.add_int("tlm.outstanding", &C::tlm, &TlmConfig::outstanding, "transactions", 1, 1 << 16,
+            "reads and ld_reduces an endpoint may have waiting for data at once");
+  s.add_int("tlm.max_bytes", &C::tlm, &TlmConfig::max_bytes, "B", 1, 1 << 20,
+            "longest transaction accepted (longer: TLM_BURST_ERROR_RESPONSE); it travels as "
+            "packets of up to collective.payload_bytes");
+  s.add_real("tlm.memory_read_ns", &C::tlm, &TlmConfig::memory_read_ns, "ns", 0, 1e6,
+             "read latency of the default memory model (DMI and b_transport)");
+  s.add_real("tlm.memory_write_ns", &C::tlm, &TlmConfig::memory_write_ns, "ns", 0, 1e6,
+             "write latency of the default memory model (DMI and b_transport)");
   s.add_bool("collective.check", &C::collective, &CollectiveConfig::check,
              "compare every output element with the golden reduction (the #wrong column)");
   // stragglers
@@ -387,7 +423,7 @@ void validate(const Config& c) {
   auto fail = [](const std::string& m) { throw ConfigError("inconsistent config: " + m); };
   const std::int64_t L = max_packet_flits(c);
   const std::string ls =
-      c.workload.kind == WorkloadKind::kCollective
+      carries_data(c)
           ? "collective.payload_bytes=" + std::to_string(c.collective.payload_bytes) + ": " +
                 std::to_string(L) + " flits"
           : "traffic.packet_flits=" + std::to_string(L);
@@ -520,6 +556,36 @@ void validate(const Config& c) {
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +
            std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +
            " elements (" + std::to_string(es) + " B)");
+  }
+  if (c.workload.kind == WorkloadKind::kTlm) {
+    if (c.sw.vcs < 2)
+      fail("workload.kind=tlm carries reads: requests and responses need separate VCs, so "
+           "switch.vcs must be at least 2 (got " + std::to_string(c.sw.vcs) + ")");
+    if (c.collective.payload_bytes % 4 != 0)
+      fail("workload.kind=tlm: collective.payload_bytes=" + std::to_string(c.collective.payload_bytes) +
+           " (each packet's data) must be a multiple of 4 B, so a packet holds whole elements of "
+           "every multimem dtype");
+    const std::int64_t most = c.tlm.queue_packets * c.collective.payload_bytes;
+    if (c.tlm.max_bytes > most)
+      fail("tlm.max_bytes=" + std::to_string(c.tlm.max_bytes) + " would never fit in an endpoint's "
+           "queue of tlm.queue_packets=" + std::to_string(c.tlm.queue_packets) + " packets of "
+           "collective.payload_bytes=" + std::to_string(c.collective.payload_bytes) +
+           " B; allowed up to " + std::to_string(most));
+    if (c.tlm.queue_packets + c.tlm.outstanding > 65536)
+      fail("tlm.queue_packets + tlm.outstanding = " +
+           std::to_string(c.tlm.queue_packets + c.tlm.outstanding) +
+           " transactions could be open per endpoint; packets name them in 16 bits (at most 65536)");
+    AddressMap(static_cast<int>(n), static_cast<std::uint64_t>(c.tlm.window_bytes),
+               static_cast<std::uint64_t>(c.tlm.multicast_base), c.tlm.multicast);
+    if (uses_reduction_engine(c) && c.sw.queueing == Queueing::kOutput)
+      fail("tlm.multicast objects use the switches' reduction engines, which need an "
+           "input-queued switch (switch.queueing=fifo or voq)");
+    if (uses_reduction_engine(c) && c.topology.kind == TopologyKind::kScaleUp &&
+        c.topology.links.size() != static_cast<size_t>(c.topology.switches))
+      fail("tlm.multicast needs every GPU wired alike (topology.links with one value per "
+           "switch), so each address stripe reaches the same chip from every GPU");
+    if (uses_reduction_engine(c) && !c.topology.switch_links.empty())
+      fail("tlm.multicast needs GPUs attached directly to every chip (no topology.switch_links)");
   }
   if (c.workload.kind == WorkloadKind::kSynthetic && c.traffic.read_fraction > 0 && c.sw.vcs < 2)
     fail("traffic.read_fraction=" + format_real(c.traffic.read_fraction) +

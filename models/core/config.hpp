@@ -8,6 +8,7 @@
 
 #include "models/core/allocator.hpp"
 #include "models/core/faults.hpp"
+#include "models/core/address_map.hpp"
 #include "models/core/link_errors.hpp"
 #include "models/core/params.hpp"
 #include "models/core/reduction_alu.hpp"
@@ -34,7 +35,7 @@ enum class Pattern {
 enum class Process { kBernoulli, kBursty };
 enum class TopologyKind { kSingle, kScaleUp };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
-enum class WorkloadKind { kSynthetic, kCollective };
+enum class WorkloadKind { kSynthetic, kCollective, kTlm };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
 enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect };
 enum class Retry { kNone, kGoBackN };
@@ -156,6 +157,22 @@ struct FaultConfig {
   std::vector<Fault> list;
 };
 
+// workload.kind=tlm: every endpoint is a TLM-2.0 target driven by the
+// user's initiators (tlm/, docs/tlm.md). The address map: GPU g's memory is
+// [g * window_bytes, (g + 1) * window_bytes); multicast object k covers
+// [multicast_base + offset_k, + bytes_k) and is backed in each member's
+// memory at local offset offset_k.
+struct TlmConfig {
+  std::int64_t window_bytes = std::int64_t{1} << 30;
+  std::int64_t multicast_base = std::int64_t{1} << 44;
+  std::vector<McObject> multicast;
+  std::int64_t queue_packets = 64;
+  std::int64_t outstanding = 256;
+  std::int64_t max_bytes = 4096;
+  double memory_read_ns = 0;
+  double memory_write_ns = 0;
+};
+
 struct Config {
   SimConfig sim;
   FaultConfig faults;
@@ -168,6 +185,7 @@ struct Config {
   SwitchConfig sw;
   TrafficConfig traffic;
   EndpointConfig endpoint;
+  TlmConfig tlm;
 };
 
 Schema<Config> config_schema();
@@ -199,6 +217,9 @@ std::string to_string(TopologyKind k);
 
 // Number of endpoints the topology has (switch.ports for a single switch).
 int endpoint_count(const Config& c);
+// True if endpoints carry data in payload slots (collective, tlm): packets
+// then hold up to collective.payload_bytes.
+bool carries_data(const Config& c);
 // True if the workload uses the switches' reduction engines.
 bool uses_reduction_engine(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/core/errors.hpp"
+#include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
 
 namespace fabricsim {
@@ -45,13 +46,17 @@ struct Packet {
   std::uint64_t addr = 0;    // byte address at the destination (drives link striping)
   std::int32_t src = 0;      // source endpoint
   std::int32_t dst = 0;      // destination endpoint
-  std::int32_t out_port = 0; // output port at the current switch (set on arrival)
+  std::int16_t out_port = 0; // output port at the current switch (set on arrival)
+  // A reduction's operator and element type (contributions, ld_reduce):
+  // the engine folds an address with those of the packet that opened it.
+  RedOp redop = RedOp::kSum;
+  DType dtype = DType::kFp32;
   std::uint16_t flits = 1;
   std::uint8_t vc = 0;
   bool live = false;
   bool engine_slot = false;  // a multicast write holding a replication slot of the engine
   PacketKind kind = PacketKind::kSynthetic;
-  std::uint16_t step = 0;         // collective: algorithm step this data belongs to
+  std::uint16_t step = 0;         // collective: algorithm step; tlm: the transaction's tag
   std::uint32_t bytes = 0;        // data bytes carried
   PayloadId payload = kNoPayload; // the data itself, if the workload carries values
   std::uint16_t group = 0;        // multicast group (kMcStore)

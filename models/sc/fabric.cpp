@@ -12,10 +12,16 @@
 
 namespace fabricsim {
 
-Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu)
+Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu,
+               const EndpointFactory& endpoints)
     : sc_core::sc_module(name),
       cfg_(cfg),
-      window_{ns_to_ps(cfg.sim.warmup_ns), ns_to_ps(cfg.sim.warmup_ns) + ns_to_ps(cfg.sim.duration_ns)},
+      // TLM initiators decide how long a run lasts (sc_start): statistics
+      // cover all of it, and finish() closes the window where it stopped.
+      window_{cfg.workload.kind == WorkloadKind::kTlm ? Window{0, kNever / 2}
+                                                      : Window{ns_to_ps(cfg.sim.warmup_ns),
+                                                               ns_to_ps(cfg.sim.warmup_ns) +
+                                                                   ns_to_ps(cfg.sim.duration_ns)}},
       scheduler_("kernel"),
       topo_(build_topology(cfg)),
       pattern_(cfg.traffic, topo_.endpoints, static_cast<std::uint64_t>(cfg.sim.seed)),
@@ -65,6 +71,24 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       gpu_ptrs_.push_back(gpus_.back().get());
       ep_modules.push_back(gpus_.back().get());
     }
+  } else if (cfg_.workload.kind == WorkloadKind::kTlm) {
+    if (!endpoints)
+      throw ConfigError("workload.kind=tlm: the endpoints are TLM-2.0 targets for your SystemC "
+                        "initiators; build a program with tlm/tlm_fabric.hpp (docs/tlm.md) "
+                        "instead of running the fabricsim command");
+    // Multicast group k: the members of object k of tlm.multicast.
+    const AddressMap map(topo_.endpoints, static_cast<std::uint64_t>(cfg_.tlm.window_bytes),
+                         static_cast<std::uint64_t>(cfg_.tlm.multicast_base), cfg_.tlm.multicast);
+    std::vector<std::vector<int>> groups;
+    for (std::size_t k = 0; k < map.objects().size(); ++k)
+      groups.push_back(map.members(static_cast<int>(k)));
+    if (!groups.empty())
+      for (auto& sw : switches_) sw->set_multicast_groups(groups);
+    const EndpointContext ctx{scheduler_, cfg_, pool_, payloads_, window_};
+    for (int e = 0; e < topo_.endpoints; ++e) {
+      external_.push_back(endpoints(e, topo_.links_of(e), ctx));
+      ep_modules.push_back(external_.back().get());
+    }
   } else {
     for (int e = 0; e < topo_.endpoints; ++e) {
       endpoints_.push_back(std::make_unique<Endpoint>(("ep" + std::to_string(e)).c_str(),
@@ -76,6 +100,8 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   auto connect_endpoint = [&](int e, int k, Link* tx, Link* rx, int peer_switch) {
     if (collective())
       gpus_[static_cast<size_t>(e)]->connect(k, tx, rx, peer_switch);
+    else if (!external_.empty())
+      external_[static_cast<size_t>(e)]->connect(k, tx, rx, peer_switch);
     else
       endpoints_[static_cast<size_t>(e)]->connect(k, tx, rx);
   };
@@ -113,7 +139,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     for (int k = 0; k < topo_.links_of(e); ++k) {
       const PortPeer& peer = topo_.endpoint_ports[static_cast<size_t>(e)][static_cast<size_t>(k)];
       Switch& to = *switches_[static_cast<size_t>(peer.id)];
-      auto link = std::make_unique<Link>(base + (collective() ? "gpu" : "ep") + std::to_string(e) +
+      auto link = std::make_unique<Link>(base + (ends_with_work() ? "gpu" : "ep") + std::to_string(e) +
                                              ".tx" + std::to_string(k),
                                          flit_of_endpoint(e), lat, vcs, switch_credits, window_,
                                          lanes_of_endpoint(e));
@@ -150,6 +176,9 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       return n;
     };
     probes.stuck_flits = [this] {
+      // Held by an endpoint whose memory is still answering: not stuck.
+      for (auto& x : external_)
+        if (x->busy()) return false;
       for (auto& l : links_)
         for (int v = 0; v < l->vcs(); ++v)
           if (l->flits_outstanding(v) > 0) return true;
@@ -202,6 +231,7 @@ std::uint64_t Fabric::delivered_flits_total() const {
   std::uint64_t n = 0;
   for (auto& e : endpoints_) n += e->delivered_flits();
   for (auto& g : gpus_) n += g->delivered_flits();
+  for (auto& x : external_) n += x->delivered_flits();
   return n;
 }
 
@@ -210,6 +240,7 @@ std::uint64_t Fabric::events() const {
   for (auto& s : switches_) n += s->events();
   for (auto& e : endpoints_) n += e->events();
   for (auto& g : gpus_) n += g->events();
+  for (auto& x : external_) n += x->events();
   return n;
 }
 
@@ -246,8 +277,8 @@ bool Fabric::finish() {
     return false;
   }
   // A collective run stops when its sweep is done; statistics cover [0, now).
-  const Ps end = collective() ? Scheduler::now() : window_.end;
-  if (collective()) {
+  const Ps end = ends_with_work() ? Scheduler::now() : window_.end;
+  if (ends_with_work()) {
     window_ = Window{0, end};
     for (auto& l : links_) l->close_window(window_);
     for (auto& sw : switches_) sw->close_window(window_);
@@ -433,6 +464,12 @@ void Fabric::check_end_of_run(Ps end) {
     cons_.injected += g->injected();
     cons_.delivered += g->delivered();
   }
+  for (auto& x : external_) {
+    x->finish(end);
+    cons_.generated += x->injected();
+    cons_.injected += x->injected();
+    cons_.delivered += x->delivered();
+  }
   for (auto& e : endpoints_) {
     e->finish(end);
     cons_.generated += e->generated();
@@ -457,6 +494,7 @@ void Fabric::check_end_of_run(Ps end) {
   }
   for (auto& e : endpoints_) e->check_end_of_run(end);
   for (auto& g : gpus_) g->check_end_of_run(end);
+  for (auto& x : external_) x->check_end_of_run(end);
 
   // Two independent counts must agree: what the components hold, and what
   // the packet pool still has alive.
@@ -469,10 +507,14 @@ void Fabric::check_end_of_run(Ps end) {
     throw InvariantError("packet pool holds " + std::to_string(pool_.live()) +
                          " live packets but the fabric accounts for " +
                          std::to_string(cons_.in_flight()));
-  // Payload slots follow the packets: with nothing in flight, none is held.
-  if (cons_.in_flight() == 0 && payloads_.live() != 0)
-    throw InvariantError(std::to_string(payloads_.live()) +
-                         " payload slots still held with no packet in flight (a data leak)");
+  // Payload slots follow the packets: with nothing in flight, none is held
+  // but what endpoints keep outside packets (TLM data waiting to leave).
+  std::uint64_t held_outside = 0;
+  for (auto& x : external_) held_outside += x->payload_slots_held();
+  if (cons_.in_flight() == 0 && payloads_.live() != held_outside)
+    throw InvariantError(std::to_string(payloads_.live()) + " payload slots still held with no "
+                         "packet in flight, " + std::to_string(held_outside) +
+                         " of them by endpoints (a data leak)");
   if (cons_.generated != cons_.injected + cons_.source_queued)
     throw InvariantError("sources: generated != injected + queued");
 }

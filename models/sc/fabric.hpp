@@ -22,6 +22,7 @@
 #include "models/sc/watchdog.hpp"
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
+#include "models/sc/fabric_endpoint.hpp"
 #include "models/sc/gpu.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/switch.hpp"
@@ -54,8 +55,10 @@ struct Conservation {
 class Fabric : public sc_core::sc_module {
  public:
   // `rtl_alu` makes each switch's ALU backend when reduction.alu=rtl (the
-  // RTL adapter lives above the models: rtl/rtl_alu.hpp).
-  Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {});
+  // RTL adapter lives above the models: rtl/rtl_alu.hpp). `endpoints` makes
+  // the endpoints of workload.kind=tlm (the TLM adapters: tlm/tlm_fabric.hpp).
+  Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {},
+         const EndpointFactory& endpoints = {});
   ~Fabric() override;
 
   // Runs warm-up + window, then finish(). Returns false (and error() says
@@ -82,6 +85,8 @@ class Fabric : public sc_core::sc_module {
   // The collective sweep (workload.kind=collective), else nullptr.
   const CollectiveSweep* sweep() const { return sweep_.get(); }
   CollectiveSweep* sweep() { return sweep_.get(); }
+  // workload.kind=tlm: endpoint i as the factory made it.
+  FabricEndpoint& external(int i) { return *external_[static_cast<size_t>(i)]; }
 
   // Waveforms (VCD) of every link and switch whose signal names match
   // `o.scope`, inside [o.begin, o.end]; call before run(). Written by finish().
@@ -103,6 +108,9 @@ class Fabric : public sc_core::sc_module {
   // and a cycle of links waiting on each other if there is one.
   std::string stuck_report(Ps now, Ps since);
   bool collective() const { return sweep_ != nullptr; }
+  // The run ends when its work does (collectives, TLM initiators), not at
+  // the window's end: statistics then cover [0, end].
+  bool ends_with_work() const { return collective() || !external_.empty(); }
 
   Config cfg_;
   Window window_;
@@ -117,6 +125,7 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<CollectiveSweep> sweep_;           // collective workload
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<Gpu*> gpu_ptrs_;
+  std::vector<std::unique_ptr<FabricEndpoint>> external_;  // workload.kind=tlm
   std::vector<std::unique_ptr<Link>> links_;
   Conservation cons_;
   std::string error_;

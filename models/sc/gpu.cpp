@@ -121,6 +121,8 @@ PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
   p.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, static_cast<std::int64_t>(p.bytes)));
   p.vc = 0;
   p.step = static_cast<std::uint16_t>(step);
+  p.redop = cfg_.collective.redop;
+  p.dtype = cfg_.collective.dtype;
   return id;
 }
 
@@ -289,7 +291,7 @@ void Gpu::handle(const Item& item) {
       if (p.kind == PacketKind::kWrite && p.payload == kNoPayload)
         throw InvariantError("GPU received a write without data");
       Packet in = p;  // a copy: receive() may grow the packet pool
-      in.out_port = static_cast<std::int32_t>(item.b);  // the link it came on
+      in.out_port = static_cast<std::int16_t>(item.b);  // the link it came on
       pool_.release(item.a);
       if (started_)
         receive(in);

@@ -170,6 +170,11 @@ nlohmann::json Fabric::stats() const {
       // The modelled rate: flit_bytes per flit time (rounded to 1 ps).
       {"link_GBps", static_cast<double>(cfg_.link.flit_bytes) * 1000.0 / static_cast<double>(flit)}};
   if (collective()) j["collectives"] = collective_json(*sweep_);
+  if (!external_.empty()) {
+    json eps = json::array();
+    for (auto& x : external_) eps.push_back(x->stats());
+    j["endpoints"] = eps;
+  }
   j["latency_ns"] = latency_json(sink_.latency_ps);
   j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
   if (cfg_.traffic.read_fraction > 0 && !collective())

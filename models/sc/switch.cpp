@@ -51,8 +51,6 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       max_flits_(max_packet_flits(cfg)),
       flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
-      redop_(cfg.collective.redop),
-      dtype_(cfg.collective.dtype),
       alu_(alu ? std::move(alu) : std::make_unique<ModelAlu>()),
       table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
       alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
@@ -799,6 +797,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       entry.group = p.group;
       entry.bytes = p.bytes;
       entry.vc = p.vc;
+      entry.redop = p.redop;
+      entry.dtype = p.dtype;
       if (window_.contains(e))
         engine_stats_.max_occupancy =
             std::max(engine_stats_.max_occupancy, static_cast<int>(table_.size()));

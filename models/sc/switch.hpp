@@ -157,6 +157,8 @@ class Switch : public TimedModule {
     std::uint8_t vc = 0;
     bool pull = false;             // ld_reduce: answer the requester only
     std::int32_t requester = -1;
+    RedOp redop = RedOp::kSum;     // from the packet that opened the entry
+    DType dtype = DType::kFp32;
   };
   static std::uint64_t entry_key(const Packet& p) {
     return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
@@ -185,7 +187,7 @@ class Switch : public TimedModule {
   void release_slot(Ps t);
   void engine_fold(PacketId id);
   // acc = acc op in through the backend (and the fold sink, if any).
-  void fold(const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
+  void fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
   void engine_track(Ps t);
   // Queues a unicast packet made by the engine at engine port `port`'s input.
   void inject_from_engine(PacketId id, int port, Ps t);
@@ -411,8 +413,6 @@ class Switch : public TimedModule {
   std::uint64_t originals_retired_ = 0;
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
   // Reduction engine.
-  RedOp redop_;
-  DType dtype_;
   std::unique_ptr<AluBackend> alu_;  // the engine's arithmetic (model or RTL)
   std::size_t table_capacity_;
   std::int64_t alu_bytes_per_cycle_;

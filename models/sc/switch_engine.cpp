@@ -84,7 +84,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = c.payload;
     } else {
-      fold(c, payloads_->data(e.acc), payloads_->data(c.payload), t);
+      fold(e, c, payloads_->data(e.acc), payloads_->data(c.payload), t);
       payloads_->release(c.payload);
     }
     ++e.next_member;
@@ -102,7 +102,7 @@ void Switch::engine_fold(PacketId id) {
     if (e.acc == kNoPayload) {
       e.acc = in;  // the first member's data starts the fold
     } else {
-      fold(c, payloads_->data(e.acc), payloads_->data(in), t);
+      fold(e, c, payloads_->data(e.acc), payloads_->data(in), t);
       payloads_->release(in);
     }
     ++e.next_member;
@@ -213,16 +213,16 @@ void Switch::trace_folds(FoldSink& sink) {
     fold_alu_.push_back(sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
 }
 
-void Switch::fold(const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t) {
   // Every contribution of an entry comes through the port its address maps to.
   const int sink_alu = fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
   if (sink_alu < 0 || !fold_sink_->wants(t)) {
-    alu_->accumulate(redop_, dtype_, acc, in, c.bytes);
+    alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
     return;
   }
   fold_before_.assign(acc, acc + c.bytes);
-  alu_->accumulate(redop_, dtype_, acc, in, c.bytes);
-  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), redop_, dtype_,
+  alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
+  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), e.redop, e.dtype,
                    fold_before_.data(), in, acc, c.bytes);
 }
 
