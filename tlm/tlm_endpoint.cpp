@@ -82,6 +82,8 @@ tlm::tlm_response_status TlmEndpoint::decode(tlm::tlm_generic_payload& t, Req& r
     r.op = Op::kFence;
     return tlm::TLM_OK_RESPONSE;
   }
+  AtomicExtension* atomic = nullptr;
+  t.get_extension(atomic);
   const std::uint64_t a = t.get_address();
   const unsigned len = t.get_data_length();
   if (len == 0) return tlm::TLM_GENERIC_ERROR_RESPONSE;
@@ -100,12 +102,26 @@ tlm::tlm_response_status TlmEndpoint::decode(tlm::tlm_generic_payload& t, Req& r
       return tlm::TLM_ADDRESS_ERROR_RESPONSE;
     case AddressMap::Kind::kGpu:
       if (ext) return tlm::TLM_COMMAND_ERROR_RESPONSE;  // multimem needs a multicast address
+      if (atomic) {
+        // One element (kCas: compare value and new value), aligned.
+        const auto es = static_cast<std::uint64_t>(element_bytes(atomic->dtype));
+        if (cmd != tlm::TLM_WRITE_COMMAND) return tlm::TLM_COMMAND_ERROR_RESPONSE;
+        if (len != (atomic->op == AtomicExtension::Op::kCas ? 2 : 1) * es || where.local % es != 0)
+          return tlm::TLM_GENERIC_ERROR_RESPONSE;
+        r.op = Op::kAtomic;
+        r.atomic = atomic->op;
+        r.dtype = atomic->dtype;
+        r.dst = where.gpu;
+        r.local = where.gpu == id_;
+        break;
+      }
       r.op = cmd == tlm::TLM_READ_COMMAND ? Op::kRead
              : cmd == tlm::TLM_WRITE_COMMAND ? Op::kWrite : Op::kIgnore;
       r.dst = where.gpu;
       r.local = where.gpu == id_;
       break;
     case AddressMap::Kind::kMulticast:
+      if (atomic) return tlm::TLM_COMMAND_ERROR_RESPONSE;  // atomics act on one GPU's memory
       if (ext && ext->group >= 0 && ext->group != where.object)
         return tlm::TLM_ADDRESS_ERROR_RESPONSE;
       if (cmd == tlm::TLM_READ_COMMAND) {
@@ -165,6 +181,9 @@ void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_co
     x.trans = &t;
     MemJob j;
     j.write = r.op == Op::kWrite;
+    j.atomic = r.op == Op::kAtomic;
+    j.op = r.atomic;
+    j.dtype = r.dtype;
     j.addr = r.addr;
     j.bytes = r.bytes;
     j.own = true;
@@ -199,8 +218,10 @@ void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_co
 
 // The transaction's packets join the queue of the links their addresses pick.
 void TlmEndpoint::issue(std::uint32_t tag) {
-  Txn& x = txns_[tag];
-  const Req& r = x.req;
+  // push() may accept a waiting transaction, and txns_ may grow: copy what
+  // is needed, and index txns_ afresh after.
+  const Req r = txns_[tag].req;
+  const Ps t_accept = txns_[tag].t_accept;
   for (std::uint32_t i = 0; i < r.packets; ++i) {
     const std::uint32_t off = i * payload_bytes_;
     const std::uint32_t bytes = std::min(payload_bytes_, r.bytes - off);
@@ -213,19 +234,28 @@ void TlmEndpoint::issue(std::uint32_t tag) {
     o.redop = r.redop;
     o.dtype = r.dtype;
     o.payload = kNoPayload;
-    o.t_gen = x.t_accept;
+    o.t_gen = t_accept;
     switch (r.op) {
       case Op::kWrite:
       case Op::kStore:
         o.kind = r.op == Op::kWrite ? PacketKind::kWrite : PacketKind::kMcStore;
         o.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, bytes));
-        o.payload = x.data[i];
+        o.payload = txns_[tag].data[i];
         break;
       case Op::kRead:
       case Op::kLdReduce:
         o.kind = r.op == Op::kRead ? PacketKind::kMemRead : PacketKind::kLdReduceReq;
         o.flits = 1;  // a header-only request
         break;
+      case Op::kAtomic: {
+        o.kind = PacketKind::kAtomic;
+        o.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, bytes));
+        o.group = static_cast<std::uint16_t>(r.atomic);
+        // The initiator waits for the old value: its buffer is still ours.
+        o.payload = payloads_.alloc();
+        std::memcpy(payloads_.data(o.payload), txns_[tag].trans->get_data_ptr(), bytes);
+        break;
+      }
       case Op::kIgnore:
       case Op::kFence:
         throw InvariantError("tlm endpoint: an ignore command reached the fabric");
@@ -233,8 +263,8 @@ void TlmEndpoint::issue(std::uint32_t tag) {
     push(kRequestVc, o);
   }
   if (posted(r.op)) {  // done with: the packets carry the data now
-    x.live = false;
-    x.data.clear();
+    txns_[tag].live = false;
+    txns_[tag].data.clear();
     free_tags_.push_back(tag);
   }
 }
@@ -294,7 +324,7 @@ void TlmEndpoint::b_transport(int /*s*/, tlm::tlm_generic_payload& t, sc_core::s
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  if (r.local) {  // our own memory, through its socket (which may wait)
+  if (r.local && r.op != Op::kAtomic) {  // our own memory, through its socket (which may wait)
     const sc_dt::uint64 a = t.get_address();
     t.set_address(r.addr);
     memory->b_transport(t, delay);
@@ -334,6 +364,28 @@ tlm::tlm_sync_enum TlmEndpoint::nb_transport_fw(int s, tlm::tlm_generic_payload&
                                                 tlm::tlm_phase& ph, sc_core::sc_time& delay) {
   AtSocket& a = at_[static_cast<size_t>(s)];
   if (ph == tlm::BEGIN_REQ) {
+    const tlm::tlm_sync_enum r = begin_req(s, t, ph, delay);
+    // Kept past this call: a transaction with a memory manager is held
+    // (acquire) until its response is done (send_response / END_RESP).
+    if (r != tlm::TLM_COMPLETED && t.has_mm()) t.acquire();
+    return r;
+  }
+  if (ph == tlm::END_RESP) {
+    a.resp_busy = false;
+    tlm::tlm_generic_payload* done = a.resp_trans;
+    a.resp_trans = nullptr;
+    if (done && done->has_mm()) done->release();
+    if (!a.resp.empty()) schedule(now(), kItemAtResp, static_cast<std::uint32_t>(s));
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_fw: an initiator may send only BEGIN_REQ and END_RESP");
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum TlmEndpoint::begin_req(int s, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph,
+                                          sc_core::sc_time& delay) {
+  AtSocket& a = at_[static_cast<size_t>(s)];
+  {
     if (a.req)
       SC_REPORT_ERROR(name(), "BEGIN_REQ before the previous request's END_REQ (base protocol "
                               "request exclusion rule)");
@@ -379,13 +431,6 @@ tlm::tlm_sync_enum TlmEndpoint::nb_transport_fw(int s, tlm::tlm_generic_payload&
     ph = tlm::END_REQ;
     return tlm::TLM_UPDATED;
   }
-  if (ph == tlm::END_RESP) {
-    a.resp_busy = false;
-    if (!a.resp.empty()) schedule(now(), kItemAtResp, static_cast<std::uint32_t>(s));
-    return tlm::TLM_COMPLETED;
-  }
-  SC_REPORT_ERROR(name(), "nb_transport_fw: an initiator may send only BEGIN_REQ and END_RESP");
-  return tlm::TLM_COMPLETED;
 }
 
 // A BEGIN_REQ whose annotated time has come.
@@ -427,7 +472,12 @@ void TlmEndpoint::send_response(int s, tlm::tlm_generic_payload& t) {
   tlm::tlm_phase ph = tlm::BEGIN_RESP;
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   const tlm::tlm_sync_enum r = socket[s]->nb_transport_bw(t, ph, d);
-  if (r == tlm::TLM_ACCEPTED || (r == tlm::TLM_UPDATED && ph != tlm::END_RESP)) a.resp_busy = true;
+  if (r == tlm::TLM_ACCEPTED || (r == tlm::TLM_UPDATED && ph != tlm::END_RESP)) {
+    a.resp_busy = true;  // until END_RESP
+    a.resp_trans = &t;
+  } else if (t.has_mm()) {
+    t.release();  // done with it
+  }
 }
 
 // -------------------------------------------------------------- completion

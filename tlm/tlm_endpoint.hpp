@@ -40,7 +40,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/sc/fabric_endpoint.hpp"
-#include "tlm/multimem_extension.hpp"
+#include "tlm/extensions.hpp"
 
 namespace fabricsim {
 
@@ -96,7 +96,8 @@ class TlmEndpoint : public FabricEndpoint {
   // Requests (writes, read requests) on VC 0, answers (read data) on VC 1.
   static constexpr int kRequestVc = 0;
   static constexpr int kResponseVc = 1;
-  enum class Op : std::uint8_t { kIgnore, kWrite, kRead, kStore, kLdReduce, kFence };
+  enum class Op : std::uint8_t { kIgnore, kWrite, kRead, kStore, kLdReduce, kFence, kAtomic };
+  static constexpr int kOps = 7;
   static bool posted(Op op) { return op == Op::kWrite || op == Op::kStore; }
 
   // A decoded transaction.
@@ -110,6 +111,7 @@ class TlmEndpoint : public FabricEndpoint {
     std::uint32_t packets = 0;
     RedOp redop = RedOp::kSum;
     DType dtype = DType::kFp32;
+    AtomicExtension::Op atomic = AtomicExtension::Op::kAdd;
   };
   struct Txn {
     Req req;
@@ -141,10 +143,13 @@ class TlmEndpoint : public FabricEndpoint {
     bool write = false;
     std::uint64_t addr = 0;
     std::uint32_t bytes = 0;
-    PayloadId payload = kNoPayload;  // write: the data; read: filled
+    PayloadId payload = kNoPayload;  // write: the data; read: filled; atomic: operand, then old value
     bool own = false;  // our own transaction `tag` on our memory: complete it when done
+    bool atomic = false;  // a read-modify-write (op, dtype)
+    AtomicExtension::Op op = AtomicExtension::Op::kAdd;
+    DType dtype = DType::kInt32;
     // Read: the answer to send.
-    PacketKind reply = PacketKind::kMemReadData;  // or kReadResp
+    PacketKind reply = PacketKind::kMemReadData;  // or kReadResp, kAtomicResp
     std::int32_t to = -1;
     std::uint16_t tag = 0;
     std::uint16_t group = 0;
@@ -163,6 +168,7 @@ class TlmEndpoint : public FabricEndpoint {
     Req decoded;
     bool waiting = false;                     // in at_waiting_
     bool resp_busy = false;                   // BEGIN_RESP sent, END_RESP not yet back
+    tlm::tlm_generic_payload* resp_trans = nullptr;  // that response's transaction
     Ring<tlm::tlm_generic_payload*> resp;     // responses waiting for that
   };
 
@@ -178,6 +184,8 @@ class TlmEndpoint : public FabricEndpoint {
   bool can_accept(const Req& r) const;
   void accept(const Req& r, tlm::tlm_generic_payload& t, int socket, sc_core::sc_event* done, Ps issue);
   void accept_waiting();           // room freed: AT requests, then LT waiters
+  tlm::tlm_sync_enum begin_req(int s, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph,
+                               sc_core::sc_time& delay);
   void at_begin_req(int s);        // process socket s's BEGIN_REQ now
   void issue(std::uint32_t tag);   // the accepted transaction's packets join the queue
   void complete(std::uint32_t tag);
@@ -195,6 +203,8 @@ class TlmEndpoint : public FabricEndpoint {
   void mem_submit(const MemJob& job);
   void mem_done(std::uint32_t job);
   void memory_thread();
+  void memory_access(bool write, std::uint64_t addr, std::uint32_t bytes, sc_core::sc_time& d);
+  void memory_atomic(std::uint32_t job);
   std::uint32_t alloc_job(const MemJob& job);
 
   int id_;
@@ -236,8 +246,8 @@ class TlmEndpoint : public FabricEndpoint {
 
   // Statistics (the whole run).
   std::uint64_t injected_ = 0, delivered_ = 0, delivered_flits_ = 0;
-  std::uint64_t accepted_[6] = {};  // by Op
-  std::uint64_t bytes_[6] = {};
+  std::uint64_t accepted_[kOps] = {};  // by Op
+  std::uint64_t bytes_[kOps] = {};
   std::uint64_t errors_ = 0;
   std::uint64_t backpressured_ = 0;  // transactions not accepted at once
   std::uint32_t queued_max_ = 0;

@@ -11,6 +11,34 @@
 
 namespace fabricsim {
 
+namespace {
+// Applies atomic `op` to the element at `mem`. `operand` holds the operand
+// (kCas: the compare value, then the new value) and gets the old value.
+void apply_atomic(AtomicExtension::Op op, DType t, std::uint8_t* mem, std::uint8_t* operand) {
+  const std::size_t es = element_bytes(t);
+  std::uint8_t old[8];
+  std::memcpy(old, mem, es);
+  switch (op) {
+    case AtomicExtension::Op::kAdd:
+      alu_accumulate(RedOp::kSum, t, mem, operand, es);
+      break;
+    case AtomicExtension::Op::kMin:
+      alu_accumulate(RedOp::kMin, t, mem, operand, es);
+      break;
+    case AtomicExtension::Op::kMax:
+      alu_accumulate(RedOp::kMax, t, mem, operand, es);
+      break;
+    case AtomicExtension::Op::kExch:
+      std::memcpy(mem, operand, es);
+      break;
+    case AtomicExtension::Op::kCas:
+      if (std::memcmp(old, operand, es) == 0) std::memcpy(mem, operand + es, es);
+      break;
+  }
+  std::memcpy(operand, old, es);
+}
+}  // namespace
+
 // -------------------------------------------------------------- memory
 
 std::uint32_t TlmEndpoint::alloc_job(const MemJob& job) {
@@ -31,6 +59,12 @@ void TlmEndpoint::mem_submit(const MemJob& job) {
   const std::uint32_t j = alloc_job(job);
   MemJob& m = jobs_[j];
   const bool own = m.own;
+  if (dmi_ok_ && m.atomic) {  // the old value comes back after a read's latency
+    apply_atomic(m.op, m.dtype, dmi_ptr_ + m.addr,
+                 own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload));
+    schedule(now() + dmi_read_ps_, kItemMemDone, j);
+    return;
+  }
   if (dmi_ok_) {
     std::uint8_t* mem = dmi_ptr_ + m.addr;
     if (m.write) {
@@ -51,7 +85,7 @@ void TlmEndpoint::mem_submit(const MemJob& job) {
     return;
   }
   if (mem_jobs_.empty()) mem_kick_.notify(sc_core::SC_ZERO_TIME);
-  if (!m.write && !own) m.payload = payloads_.alloc();
+  if (!m.write && !own && !m.atomic) m.payload = payloads_.alloc();
   mem_jobs_.push_back(j);
 }
 
@@ -64,26 +98,16 @@ void TlmEndpoint::memory_thread() {
     const std::uint32_t j = mem_jobs_.front();
     MemJob m = jobs_[j];
     const bool own = m.own;
+    if (m.atomic) {
+      memory_atomic(j);
+      continue;
+    }
     mem_buf_.resize(m.bytes);
     if (m.write)
       std::memcpy(mem_buf_.data(), own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload),
                   m.bytes);
-    mem_trans_.set_command(m.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    mem_trans_.set_address(m.addr);
-    mem_trans_.set_data_ptr(mem_buf_.data());
-    mem_trans_.set_data_length(m.bytes);
-    mem_trans_.set_streaming_width(m.bytes);
-    mem_trans_.set_byte_enable_ptr(nullptr);
-    mem_trans_.set_dmi_allowed(false);
-    mem_trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    memory->b_transport(mem_trans_, d);
-    if (mem_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
-      SC_REPORT_ERROR(name(), ("the memory target answered " + mem_trans_.get_response_string() +
-                               " to a " + (m.write ? "write" : "read") + " of " +
-                               std::to_string(m.bytes) + " B at local address " +
-                               std::to_string(m.addr) + ", inside this GPU's window")
-                                  .c_str());
+    memory_access(m.write, m.addr, m.bytes, d);
     if (!m.write) {
       std::uint8_t* to = own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload);
       std::memcpy(to, mem_buf_.data(), m.bytes);
@@ -97,6 +121,42 @@ void TlmEndpoint::memory_thread() {
       schedule(now() + static_cast<Ps>(d.value()), kItemMemDone, j);
     }
   }
+}
+
+// One access of the fabric's through the memory's b_transport, on mem_buf_.
+void TlmEndpoint::memory_access(bool write, std::uint64_t addr, std::uint32_t bytes,
+                                sc_core::sc_time& d) {
+  mem_trans_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  mem_trans_.set_address(addr);
+  mem_trans_.set_data_ptr(mem_buf_.data());
+  mem_trans_.set_data_length(bytes);
+  mem_trans_.set_streaming_width(bytes);
+  mem_trans_.set_byte_enable_ptr(nullptr);
+  mem_trans_.set_dmi_allowed(false);
+  mem_trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  memory->b_transport(mem_trans_, d);
+  if (mem_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
+    SC_REPORT_ERROR(name(), ("the memory target answered " + mem_trans_.get_response_string() +
+                             " to a " + (write ? "write" : "read") + " of " + std::to_string(bytes) +
+                             " B at local address " + std::to_string(addr) +
+                             ", inside this GPU's window")
+                                .c_str());
+}
+
+// An atomic without DMI: read the element, apply, write it back; the old
+// value leaves after both latencies.
+void TlmEndpoint::memory_atomic(std::uint32_t j) {
+  const MemJob m = jobs_[j];
+  const std::uint32_t es = static_cast<std::uint32_t>(element_bytes(m.dtype));
+  mem_buf_.resize(es);
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  memory_access(false, m.addr, es, d);
+  // (Fresh pointers: the payload pool may have grown while the target waited.)
+  apply_atomic(m.op, m.dtype, mem_buf_.data(),
+               m.own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload));
+  memory_access(true, m.addr, es, d);
+  mem_jobs_.pop_front();
+  schedule(now() + static_cast<Ps>(d.value()), kItemMemDone, j);
 }
 
 // A read is over (its data is in the job's payload): answer it.
@@ -113,8 +173,8 @@ void TlmEndpoint::mem_done(std::uint32_t j) {
   o.kind = m.reply;
   o.dst = m.to;
   o.addr = m.addr;
-  o.bytes = m.bytes;
-  o.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, m.bytes));
+  o.bytes = m.atomic ? static_cast<std::uint32_t>(element_bytes(m.dtype)) : m.bytes;  // the old value
+  o.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, o.bytes));
   o.tag = m.tag;
   o.group = m.group;
   o.payload = m.payload;
@@ -301,8 +361,24 @@ void TlmEndpoint::handle(const Item& item) {
           mem_submit(j);
           break;
         }
+        case PacketKind::kAtomic: {  // a read-modify-write of our memory
+          MemJob j;
+          j.atomic = true;
+          j.op = static_cast<AtomicExtension::Op>(p.group);
+          j.dtype = p.dtype;
+          j.addr = p.addr;
+          j.bytes = p.bytes;
+          j.payload = p.payload;  // the operand; the old value goes back in it
+          j.reply = PacketKind::kAtomicResp;
+          j.to = p.src;
+          j.tag = p.step;
+          j.held = HeldCredits{rx, p.vc, p.flits};
+          mem_submit(j);
+          break;
+        }
         case PacketKind::kMemReadData:
         case PacketKind::kLdReduceResp:
+        case PacketKind::kAtomicResp:
           rx->return_credits(p.vc, p.flits, item.time);
           data_arrived(p);
           break;
@@ -346,11 +422,12 @@ std::uint64_t TlmEndpoint::payload_slots_held() const {
 }
 
 nlohmann::json TlmEndpoint::stats() const {
-  const char* names[] = {"ignore", "write", "read", "multimem_st", "multimem_ld_reduce", "fence"};
+  const char* names[kOps] = {"ignore", "write",  "read",  "multimem_st", "multimem_ld_reduce",
+                             "fence",  "atomic"};
   nlohmann::json j;
   j["name"] = name();
   nlohmann::json ops = nlohmann::json::object();
-  for (int k = 1; k < 6; ++k) ops[names[k]] = {{"transactions", accepted_[k]}, {"bytes", bytes_[k]}};
+  for (int k = 1; k < kOps; ++k) ops[names[k]] = {{"transactions", accepted_[k]}, {"bytes", bytes_[k]}};
   j["accepted"] = ops;
   j["errors"] = errors_;
   j["backpressured"] = backpressured_;

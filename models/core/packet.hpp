@@ -29,6 +29,8 @@ enum class PacketKind : std::uint8_t {
   kReadReq,        // the engine reads `bytes` at `addr` from a member (multicast)
   kReadResp,       // a member's data for the engine (folded like a contribution)
   kLdReduceResp,   // the reduced data, back to the ld_reduce requester
+  kAtomic,         // a read-modify-write of one element at `addr` (operand in the payload)
+  kAtomicResp,     // the element's old value, back to the requester
 };
 
 // Kinds the switch sends to its reduction engine.
@@ -59,7 +61,7 @@ struct Packet {
   std::uint16_t step = 0;         // collective: algorithm step; tlm: the transaction's tag
   std::uint32_t bytes = 0;        // data bytes carried
   PayloadId payload = kNoPayload; // the data itself, if the workload carries values
-  std::uint16_t group = 0;        // multicast group (kMcStore)
+  std::uint16_t group = 0;        // multicast group (kMcStore); kAtomic: the operation
   std::uint16_t copies_left = 0;  // a replicated packet: copies not yet sent on
   PacketId parent = kNoPacket;    // a copy: the packet it was replicated from
   PacketId next = kNoPacket;  // intrusive queue link

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "models/core/config.hpp"
-#include "tlm/multimem_extension.hpp"
+#include "tlm/extensions.hpp"
 #include "tlm/tlm_fabric.hpp"
 
 namespace fabricsim {
@@ -40,7 +40,8 @@ struct Op {
   tlm::tlm_command cmd;
   std::uint64_t addr;
   unsigned len;
-  int ext = 0;  // 0 none, 1 ld_reduce (fp32 sum), 2 multimem.st, 3 fence
+  int ext = 0;  // 0 none, 1 ld_reduce (fp32 sum), 2 multimem.st, 3 fence, 4 atomic
+  AtomicExtension atomic;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // LT annotation / AT BEGIN_REQ delay
   std::vector<std::uint8_t> data;
   tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
@@ -78,6 +79,7 @@ struct Initiator : sc_core::sc_module {
       if (op.ext == 1) t.set_extension(&ld);
       if (op.ext == 2) t.set_extension(&st);
       if (op.ext == 3) t.set_extension(&fence);
+      if (op.ext == 4) t.set_extension(&op.atomic);
       op.issued = sc_core::sc_time_stamp() + op.delay;
       if (!at) {
         sc_core::sc_time d = op.delay;
@@ -91,6 +93,7 @@ struct Initiator : sc_core::sc_module {
       t.clear_extension(&ld);
       t.clear_extension(&st);
       t.clear_extension(&fence);
+      if (op.ext == 4) t.clear_extension(&op.atomic);
     }
   }
 
@@ -457,6 +460,167 @@ TEST(TlmFaces, DmiToOwnMemoryAndDebugEverywhere) {
   EXPECT_EQ(probe.dbg, 1u);
   EXPECT_EQ(f.memory(7).data()[100], 0x77);
   EXPECT_EQ(probe.seen, 0x5A);
+}
+
+std::vector<std::uint8_t> ints(std::initializer_list<std::int32_t> v) {
+  std::vector<std::uint8_t> b(v.size() * 4);
+  std::size_t i = 0;
+  for (std::int32_t x : v) std::memcpy(&b[4 * i++], &x, 4);
+  return b;
+}
+std::int32_t int_at(const std::vector<std::uint8_t>& b, std::size_t i = 0) {
+  std::int32_t x;
+  std::memcpy(&x, &b[4 * i], 4);
+  return x;
+}
+Op atomic(std::uint64_t addr, AtomicExtension::Op o, DType t, std::vector<std::uint8_t> data) {
+  const auto len = static_cast<unsigned>(data.size());  // (before the move below)
+  Op a = op(tlm::TLM_WRITE_COMMAND, addr, len, 4, std::move(data));
+  a.atomic = AtomicExtension(o, t);
+  return a;
+}
+
+// Atomics at a remote GPU (and at our own): each returns the old value and
+// leaves the operation's result in memory, LT and AT alike.
+TEST(TlmFaces, AtomicsReturnTheOldValue) {
+  const Config c = tlm_config();
+  TlmFabric f("top", c);
+  Initiator lt("lt"), at("at");
+  at.at = true;
+  lt.socket.bind(f.target(0));
+  at.socket.bind(f.target(1));
+  using A = AtomicExtension::Op;
+  const std::uint64_t x = gpu_addr(f, 4, 64), y = gpu_addr(f, 4, 128), z = gpu_addr(f, 0, 32);
+  lt.ops.push_back(atomic(x, A::kAdd, DType::kInt32, ints({5})));       // 0 -> 5
+  lt.ops.push_back(atomic(x, A::kCas, DType::kInt32, ints({7, 100})));  // 5 != 7: unchanged
+  lt.ops.push_back(atomic(y, A::kExch, DType::kInt32, ints({-3})));     // 0 -> -3
+  lt.ops.push_back(atomic(z, A::kAdd, DType::kInt32, ints({9})));       // our own memory
+  lt.ops.push_back(atomic(gpu_addr(f, 4, 66), A::kAdd, DType::kInt32, ints({1})));  // misaligned
+  lt.ops.push_back(atomic(f.address_map().object_base(0), A::kAdd, DType::kInt32, ints({1})));
+  at.start = sc_core::sc_time(10, sc_core::SC_US);  // after LT's
+  at.ops.push_back(atomic(x, A::kCas, DType::kInt32, ints({5, 100})));  // 5 == 5: 100
+  at.ops.push_back(atomic(x, A::kAdd, DType::kInt32, ints({1})));       // 100 -> 101
+  at.ops.push_back(atomic(gpu_addr(f, 4, 256), A::kMax, DType::kFp32, floats({2.5f}, 1)));
+  sc_core::sc_start();
+  ASSERT_TRUE(f.finish()) << f.error();
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(lt.ops[static_cast<size_t>(k)].status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(int_at(lt.ops[0].data), 0);
+  EXPECT_EQ(int_at(lt.ops[1].data), 5);
+  EXPECT_EQ(int_at(lt.ops[2].data), 0);
+  EXPECT_EQ(int_at(lt.ops[3].data), 0);
+  EXPECT_EQ(lt.ops[4].status, tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_EQ(lt.ops[5].status, tlm::TLM_COMMAND_ERROR_RESPONSE);
+  for (const Op& o : at.ops) EXPECT_EQ(o.status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(int_at(at.ops[0].data), 5);
+  EXPECT_EQ(int_at(at.ops[1].data), 100);
+  std::int32_t v;
+  std::memcpy(&v, f.memory(4).data() + 64, 4);
+  EXPECT_EQ(v, 101);
+  std::memcpy(&v, f.memory(4).data() + 128, 4);
+  EXPECT_EQ(v, -3);
+  std::memcpy(&v, f.memory(0).data() + 32, 4);
+  EXPECT_EQ(v, 9);
+  float m;
+  std::memcpy(&m, f.memory(4).data() + 256, 4);
+  EXPECT_EQ(m, 2.5f);
+  // A remote atomic is a round trip: request with data there, old value back.
+  EXPECT_GT(lt.ops[0].done - lt.ops[0].issued, sc_core::sc_time(400, sc_core::SC_NS));
+  EXPECT_EQ(lt.ops[3].done, lt.ops[3].issued);  // local, default memory: no latency
+  EXPECT_EQ(f.stats()["endpoints"][0]["accepted"]["atomic"]["transactions"].get<int>(), 4);
+}
+
+// A memory manager as the standard describes it: payloads come from a pool,
+// extensions are "auto" (freed when the payload goes back), and the target
+// must acquire what it keeps. Every payload must come back.
+struct Pool : tlm::tlm_mm_interface {
+  std::vector<tlm::tlm_generic_payload*> spare;
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all;
+  int live = 0;
+  tlm::tlm_generic_payload* get() {
+    tlm::tlm_generic_payload* t;
+    if (spare.empty()) {
+      all.push_back(std::make_unique<tlm::tlm_generic_payload>(this));
+      t = all.back().get();
+    } else {
+      t = spare.back();
+      spare.pop_back();
+    }
+    t->acquire();
+    ++live;
+    return t;
+  }
+  void free(tlm::tlm_generic_payload* t) override {
+    t->reset();  // frees the auto extensions
+    spare.push_back(t);
+    --live;
+  }
+};
+
+// An AT initiator that pipelines: a new BEGIN_REQ as soon as END_REQ comes,
+// many responses outstanding, payloads from the pool.
+struct Streamer : sc_core::sc_module {
+  SC_HAS_PROCESS(Streamer);
+  tlm_utils::simple_initiator_socket<Streamer> socket;
+  Pool pool;
+  std::uint64_t remote = 0, mc = 0;
+  int n = 0, responses = 0, wrong = 0;
+  std::vector<std::vector<std::uint8_t>> bufs;
+  explicit Streamer(const sc_core::sc_module_name& nm) : sc_core::sc_module(nm), socket("socket") {
+    socket.register_nb_transport_bw(this, &Streamer::bw);
+    SC_THREAD(run);
+  }
+  void run() {
+    bufs.assign(static_cast<size_t>(n), std::vector<std::uint8_t>(64));
+    for (int k = 0; k < n; ++k) {
+      tlm::tlm_generic_payload* t = pool.get();
+      const bool ld = k % 2 == 1;
+      t->set_command(tlm::TLM_READ_COMMAND);
+      t->set_address(ld ? mc + 64 * static_cast<std::uint64_t>(k) : remote + 64 * static_cast<std::uint64_t>(k));
+      t->set_data_ptr(bufs[static_cast<size_t>(k)].data());
+      t->set_data_length(64);
+      t->set_streaming_width(64);
+      if (ld) t->set_auto_extension(new MultimemExtension(MultimemExtension::Op::kLdReduce, RedOp::kSum, DType::kInt32));
+      tlm::tlm_phase ph = tlm::BEGIN_REQ;
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      end_req_ = false;
+      const tlm::tlm_sync_enum r = socket->nb_transport_fw(*t, ph, d);
+      if (r == tlm::TLM_ACCEPTED) sc_core::wait(got_end_req_);
+      t->release();  // ours no more: the target holds it if it must
+    }
+  }
+  tlm::tlm_sync_enum bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time&) {
+    if (ph == tlm::END_REQ) {
+      got_end_req_.notify(sc_core::SC_ZERO_TIME);
+      return tlm::TLM_ACCEPTED;
+    }
+    ++responses;
+    if (t.get_response_status() != tlm::TLM_OK_RESPONSE) ++wrong;
+    return tlm::TLM_COMPLETED;
+  }
+
+ private:
+  bool end_req_ = false;
+  sc_core::sc_event got_end_req_;
+};
+
+// Transactions with a memory manager are acquired while the fabric holds
+// them and all come back to the pool; their auto extensions are freed
+// (no leaks under ASan).
+TEST(TlmFaces, AtTransactionsWithAMemoryManagerAllComeBack) {
+  const Config c = tlm_config({"tlm.queue_packets=4", "tlm.outstanding=8", "tlm.max_bytes=1024"});
+  TlmFabric f("top", c);
+  Streamer st("streamer");
+  st.n = 64;
+  st.remote = gpu_addr(f, 5, 0);
+  st.mc = f.address_map().object_base(0);
+  st.socket.bind(f.target(2));
+  sc_core::sc_start();
+  ASSERT_TRUE(f.finish()) << f.error();
+  EXPECT_EQ(st.responses, 64);
+  EXPECT_EQ(st.wrong, 0);
+  EXPECT_EQ(st.pool.live, 0);
+  EXPECT_EQ(f.stats()["endpoints"][2]["open_transactions"].get<int>(), 0);
+  EXPECT_GT(f.stats()["endpoints"][2]["backpressured"].get<int>(), 0);  // tlm.outstanding held some
 }
 
 // Configs a TLM fabric cannot run are refused with the key named.

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "models/core/config.hpp"
-#include "tlm/multimem_extension.hpp"
+#include "tlm/extensions.hpp"
 #include "tlm/tlm_fabric.hpp"
 
 namespace {

@@ -1,3 +1,6 @@
+// The extensions of fabricsim's TLM faces (docs/tlm.md): multimem
+// operations, atomics and fences.
+//
 // The multimem extension: what turns a generic payload on a multicast
 // object's address into an NVLS operation (PTX multimem.*):
 //   kStore      multimem.st: a TLM_WRITE_COMMAND whose data the switch
@@ -10,6 +13,8 @@
 // multicast address is a kStore; a read is refused (TLM_COMMAND_ERROR_RESPONSE).
 #pragma once
 #include <tlm>
+
+#include <cstdint>
 
 #include "models/core/reduction_alu.hpp"
 
@@ -31,6 +36,29 @@ class MultimemExtension : public tlm::tlm_extension<MultimemExtension> {
   RedOp redop = RedOp::kSum;
   DType dtype = DType::kFp32;
   int group = -1;
+};
+
+// An atomic read-modify-write at the target GPU's memory (one element): a
+// TLM_WRITE_COMMAND whose data is the operand (for kCas: the compare value,
+// then the new value) and is overwritten with the element's old value when
+// the transaction completes. kAdd / kMin / kMax use the reduction ALU's
+// arithmetic on `dtype`; kExch and kCas compare and copy bits. The
+// operation runs at the target when the request arrives, between the
+// fabric's other accesses to that memory.
+class AtomicExtension : public tlm::tlm_extension<AtomicExtension> {
+ public:
+  enum class Op : std::uint8_t { kAdd, kMin, kMax, kExch, kCas };
+
+  AtomicExtension() = default;
+  AtomicExtension(Op o, DType d) : op(o), dtype(d) {}
+
+  tlm::tlm_extension_base* clone() const override { return new AtomicExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const AtomicExtension&>(other);
+  }
+
+  Op op = Op::kAdd;
+  DType dtype = DType::kInt32;
 };
 
 // A fence: a TLM_IGNORE_COMMAND carrying this extension completes once no
