@@ -311,8 +311,7 @@ void Endpoint::check_end_of_run(Ps end) const {
     // (A read waiting for a slot is woken by a response: reads are in flight.)
     const bool answers_wait = !p.answers.empty();
     const bool sends_wait = p.queued > 0 && reads_in_flight_ == 0;
-    if ((answers_wait || sends_wait) && (p.try_at == kNever || p.try_at < end) &&
-        !p.tx->sender_will_be_woken(end))
+    if (p.tx->sender_stranded(answers_wait || sends_wait, p.try_at, end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) + ": " +
                            std::to_string(p.queued) +
                            " packets queued but nothing will send them (lost wake-up)");

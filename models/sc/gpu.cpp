@@ -311,8 +311,7 @@ void Gpu::finish(Ps end) {
 void Gpu::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];
-    if (has_work(p) && (p.try_at == kNever || p.try_at < end) &&
-        !p.tx->sender_will_be_woken(end))
+    if (p.tx->sender_stranded(has_work(p), p.try_at, end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) +
                            ": data waits but nothing will send it (lost wake-up)");
   }

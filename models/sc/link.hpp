@@ -130,6 +130,12 @@ class Link {
   bool sender_will_be_woken(Ps t) const {
     return tx_waiting_ || (wake_sent_for_ != kNever && wake_sent_for_ >= t);
   }
+  // End-of-run check of a sender with work waiting for this link: true if
+  // nothing will ever wake it (its own try at `try_at`, or a credit wake),
+  // a lost wake-up.
+  bool sender_stranded(bool has_work, Ps try_at, Ps end) const {
+    return has_work && (try_at == kNever || try_at < end) && !sender_will_be_woken(end);
+  }
 
   // Credit-stall accounting: the transmitter has a packet ready and the link
   // free, but not enough credits for it.

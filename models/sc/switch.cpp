@@ -272,8 +272,7 @@ void Switch::check_end_of_run(Ps end) {
   }
   for (int o = 0; o < ports_; ++o) {
     const Output& out = outputs_[static_cast<size_t>(o)];
-    if (!queues_empty(out) && (out.try_at == kNever || out.try_at < end) &&
-        !out.link->sender_will_be_woken(end))
+    if (out.link->sender_stranded(!queues_empty(out), out.try_at, end))
       throw InvariantError(out.link->name() +
                            ": packets wait in the output buffer but nothing will send them "
                            "(lost wake-up)");

@@ -214,6 +214,29 @@ TEST(Cli, DocsConfigPageIsGeneratedFromTheCode) {
          "docs/config.md'";
 }
 
+// docs/tlm.md shows the code of testbenches/tlm_example/attach_initiator.cpp
+// (which CTest builds and runs), from its first include line on.
+TEST(Cli, DocsTlmExampleIsTheBuiltExample) {
+  auto read = [](const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  const std::string doc = read(kSrc + "/docs/tlm.md");
+  const std::string code = read(kSrc + "/testbenches/tlm_example/attach_initiator.cpp");
+  const std::string fence = "## Attaching an initiator\n\n```cpp\n";
+  const auto b = doc.find(fence);
+  ASSERT_NE(b, std::string::npos);
+  const auto start = b + fence.size();
+  const auto end = doc.find("```", start);
+  ASSERT_NE(end, std::string::npos);
+  const auto first = code.find("\n#include");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(doc.substr(start, end - start), code.substr(first + 1))
+      << "docs/tlm.md's example and testbenches/tlm_example/attach_initiator.cpp differ";
+}
+
 TEST(Cli, ShippedConfigsAreValid) {
   for (const auto& e : fs::directory_iterator(kSrc + "/configs")) {
     if (e.path().extension() != ".yaml") continue;
