@@ -22,11 +22,17 @@ namespace {
 // The nccl-tests table (all_reduce_perf style) of a collective sweep.
 void print_collectives(const Config& c, const nlohmann::json& s, const std::string& path) {
   const auto& k = s["collectives"];
-  fmt::print("fabricsim: {} {} on {} GPUs ({} endpoints x {} switches), {} {}, {} B payloads\n",
+  const std::string fabric =
+      c.topology.kind == TopologyKind::kScaleOut
+          ? fmt::format("{} domains of {} GPUs x {} switches, NICs into {} leaves + {} spines",
+                        c.scaleout.domains, c.topology.endpoints, c.topology.switches,
+                        s["tiers"]["leaves"].get<int>(), s["tiers"]["spines"].get<int>())
+          : fmt::format("{} endpoints x {} switches",
+                        c.topology.kind == TopologyKind::kSingle ? c.sw.ports : c.topology.endpoints,
+                        c.topology.kind == TopologyKind::kSingle ? 1 : c.topology.switches);
+  fmt::print("fabricsim: {} {} on {} GPUs ({}), {} {}, {} B payloads\n",
              k["op"].get<std::string>(), k["algorithm"].get<std::string>(), k["gpus"].get<int>(),
-             c.topology.kind == TopologyKind::kSingle ? c.sw.ports : c.topology.endpoints,
-             c.topology.kind == TopologyKind::kSingle ? 1 : c.topology.switches,
-             to_string(c.collective.dtype),
+             fabric, to_string(c.collective.dtype),
              reduces(c.collective.op) ? to_string(c.collective.redop) : "(no reduction)",
              c.collective.payload_bytes);
   fmt::print("#\n# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "size", "count", "type",
@@ -41,6 +47,14 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
                r["time_us"].get<double>(), r["algbw_GBps"].get<double>(),
                r["busbw_GBps"].get<double>(),
                checked ? std::to_string(r["wrong"].get<std::uint64_t>()) : std::string("n/a"));
+  }
+  if (s.contains("tiers")) {
+    const auto& t = s["tiers"];
+    fmt::print("# bytes on scale-up links {:.4g}, on scale-out links {:.4g} ({:.4g} into NICs); "
+               "mean utilization {:.3f} / {:.3f}\n",
+               t["scale_up"]["bytes"].get<double>(), t["scale_out"]["bytes"].get<double>(),
+               t["boundary_bytes"].get<double>(), t["scale_up"]["utilization_mean"].get<double>(),
+               t["scale_out"]["utilization_mean"].get<double>());
   }
   fmt::print("# host {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB -> {}\n",
              s["sim"]["host_seconds"].get<double>(),

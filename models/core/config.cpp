@@ -40,7 +40,11 @@ const std::vector<std::pair<std::string, Pattern>> kPatterns = {
 const std::vector<std::pair<std::string, Process>> kProcesses = {
     {"bernoulli", Process::kBernoulli}, {"bursty", Process::kBursty}};
 const std::vector<std::pair<std::string, TopologyKind>> kTopologies = {
-    {"single", TopologyKind::kSingle}, {"scaleup", TopologyKind::kScaleUp}};
+    {"single", TopologyKind::kSingle},
+    {"scaleup", TopologyKind::kScaleUp},
+    {"scaleout", TopologyKind::kScaleOut}};
+const std::vector<std::pair<std::string, Placement>> kPlacements = {
+    {"rail", Placement::kRail}, {"packed", Placement::kPacked}};
 const std::vector<std::pair<std::string, WorkloadKind>> kWorkloads = {
     {"synthetic", WorkloadKind::kSynthetic},
     {"collective", WorkloadKind::kCollective},
@@ -120,8 +124,31 @@ int max_packet_flits(const Config& c) {
 }
 
 int endpoint_count(const Config& c) {
+  if (c.topology.kind == TopologyKind::kScaleOut)
+    return static_cast<int>(c.scaleout.domains * c.topology.endpoints);
   return static_cast<int>(c.topology.kind == TopologyKind::kSingle ? c.sw.ports
                                                                     : c.topology.endpoints);
+}
+
+Config scaleout_tier_config(const Config& c) {
+  Config t = c;
+  const ScaleOutConfig& so = c.scaleout;
+  t.link.lanes = 1;
+  t.link.lane_gbps = so.link_gbps;
+  t.link.encoding_efficiency = 1.0;
+  t.link.latency_ns = so.latency_ns;
+  t.link.flit_bytes = so.flit_bytes;
+  t.sw.ports = so.switch_ports;
+  t.sw.input_buffer_flits = so.buffer_flits;
+  // One allocation per flit time, as the scale-up switches.
+  const double flit_ns = static_cast<double>(flit_time_ps(t.link)) / 1000.0;
+  t.sw.clock_ghz = 1.0 / flit_ns;
+  t.sw.pipeline_cycles = static_cast<std::int64_t>(std::llround(so.switch_latency_ns / flit_ns));
+  // A granted packet holds output-buffer space from its grant through the
+  // pipeline until its tail leaves: the buffer covers the pipeline at the
+  // link rate plus four packets, so the latency does not cap throughput.
+  t.sw.output_buffer_flits = t.sw.pipeline_cycles + 4 * max_packet_flits(t);
+  return t;
 }
 
 Schema<Config> config_schema() {
@@ -257,7 +284,9 @@ Schema<Config> config_schema() {
   // topology
   s.add_choice("topology.kind", &C::topology, &TopologyConfig::kind, kTopologies,
                "single: one switch with an endpoint on each of its switch.ports ports; "
-               "scaleup: topology.endpoints endpoints wired to topology.switches switch chips");
+               "scaleup: topology.endpoints endpoints wired to topology.switches switch chips; "
+               "scaleout: scaleout.domains such scale-up domains whose GPUs also have NICs "
+               "into a leaf/spine network (scaleout.*)");
   s.add_int("topology.endpoints", &C::topology, &TopologyConfig::endpoints, "", 1, 4096,
             "scaleup: number of endpoints (GPUs)");
   s.add_int("topology.switches", &C::topology, &TopologyConfig::switches, "", 1, 1024,
@@ -269,6 +298,40 @@ Schema<Config> config_schema() {
                  1 << 20,
                  "scaleup: switch-to-switch links as triples a, b, count (routes take the "
                  "fewest switch hops and spread over equal choices)");
+  // scale-out tier (topology.kind=scaleout, docs/scale-out.md)
+  s.add_int("scaleout.domains", &C::scaleout, &ScaleOutConfig::domains, "domains", 1, 4096,
+            "scale-up domains (each topology.endpoints GPUs on topology.switches chips) joined "
+            "by the scale-out network");
+  s.add_int("scaleout.nics_per_gpu", &C::scaleout, &ScaleOutConfig::nics_per_gpu, "NICs", 1, 16,
+            "scale-out NIC ports per GPU (a DGX H100 has one 400 Gb/s NIC per GPU)");
+  s.add_choice("scaleout.placement", &C::scaleout, &ScaleOutConfig::placement, kPlacements,
+               "which leaf a NIC goes to: rail (NIC k of GPU g of every domain on leaf "
+               "g x scaleout.nics_per_gpu + k, as in NVIDIA's rail-optimized SuperPODs: the "
+               "same GPU of every domain shares a leaf) or packed (NICs fill leaves in GPU order, "
+               "whole domains per leaf)");
+  s.add_int("scaleout.tiers", &C::scaleout, &ScaleOutConfig::tiers, "tiers", 1, 2,
+            "1: one switch takes every NIC; 2: leaf switches (NICs down, links up) and spine "
+            "switches, one link from every leaf to every spine");
+  s.add_int("scaleout.switch_ports", &C::scaleout, &ScaleOutConfig::switch_ports, "ports", 2,
+            1024, "radix of the leaf and spine switches (64 like NVIDIA Quantum-2)");
+  s.add_real("scaleout.oversubscription", &C::scaleout, &ScaleOutConfig::oversubscription, "",
+             1, 64,
+             "a leaf's down ports (to NICs) per up port (to spines): 1 is a non-blocking fat "
+             "tree, 2 halves the bandwidth out of a leaf");
+  s.add_real("scaleout.link_gbps", &C::scaleout, &ScaleOutConfig::link_gbps, "Gb/s", 1, 1e5,
+             "rate of a NIC link and of the leaf/spine links, per direction (400: NDR, 400GbE)",
+             true);
+  s.add_real("scaleout.latency_ns", &C::scaleout, &ScaleOutConfig::latency_ns, "ns", 0.001, 1e6,
+             "one-way latency of a scale-out link (NIC pipeline, SerDes, FEC, cable)");
+  s.add_int("scaleout.flit_bytes", &C::scaleout, &ScaleOutConfig::flit_bytes, "B", 4, 4096,
+            "unit of scale-out serialization and credits (InfiniBand: 64-B credits); a packet "
+            "is a header flit and its payload in these units");
+  s.add_real("scaleout.switch_latency_ns", &C::scaleout, &ScaleOutConfig::switch_latency_ns, "ns",
+             0, 1e6, "port-to-port pipeline of a leaf or spine switch (cut-through)");
+  s.add_int("scaleout.buffer_flits", &C::scaleout, &ScaleOutConfig::buffer_flits, "flits", 1,
+            1 << 24,
+            "input buffer of each leaf/spine port and NIC receive buffer, in scaleout.flit_bytes "
+            "units, split over switch.vcs (credits must cover a link round trip)");
   // link
   s.add_int("link.lanes", &C::link, &LinkConfig::lanes, "lanes", 1, 64,
             "SerDes lanes per link direction");
@@ -556,6 +619,30 @@ void validate(const Config& c) {
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +
            std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +
            " elements (" + std::to_string(es) + " B)");
+  }
+  if (c.topology.kind == TopologyKind::kScaleOut) {
+    // This first scale-out model carries flat collectives across both tiers.
+    if (c.workload.kind != WorkloadKind::kCollective)
+      fail("topology.kind=scaleout runs collectives (workload.kind=collective) for now: the "
+           "synthetic traffic statistics count flits of one link type, and TLM endpoints are "
+           "scale-up only");
+    const bool flat = c.collective.algorithm == CollectiveAlgo::kRing ||
+                      (c.collective.algorithm == CollectiveAlgo::kDirect &&
+                       c.collective.op == CollectiveOp::kAllToAll);
+    if (!flat)
+      fail("topology.kind=scaleout: collective.algorithm=" + to_string(c.collective.algorithm) +
+           " with collective.op=" + to_string(c.collective.op) +
+           " is not modelled across domains yet; use ring (or direct all_to_all)");
+    const Config t = scaleout_tier_config(c);
+    const std::int64_t so_flits = max_packet_flits(t);
+    if (c.scaleout.buffer_flits / c.sw.vcs < so_flits)
+      fail("scaleout.buffer_flits=" + std::to_string(c.scaleout.buffer_flits) +
+           " split over switch.vcs=" + std::to_string(c.sw.vcs) + " leaves less than one " +
+           std::to_string(so_flits) + "-flit packet (collective.payload_bytes=" +
+           std::to_string(c.collective.payload_bytes) + " in scaleout.flit_bytes=" +
+           std::to_string(c.scaleout.flit_bytes) + " units) per VC");
+    if (flit_time_ps(t.link) < 1)
+      fail("scaleout.flit_bytes / scaleout.link_gbps is below the 1 ps time resolution");
   }
   if (c.workload.kind == WorkloadKind::kTlm) {
     if (c.sw.vcs < 2)

@@ -33,7 +33,7 @@ enum class Pattern {
   kTornado
 };
 enum class Process { kBernoulli, kBursty };
-enum class TopologyKind { kSingle, kScaleUp };
+enum class TopologyKind { kSingle, kScaleUp, kScaleOut };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective, kTlm };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
@@ -108,6 +108,25 @@ struct TopologyConfig {
   std::vector<std::int64_t> links = {1};
   // Switch-to-switch links as triples (switch a, switch b, count).
   std::vector<std::int64_t> switch_links = {};
+};
+
+// topology.kind=scaleout (docs/scale-out.md): `domains` copies of the
+// scale-up topology above, whose GPUs also have NICs into a packet network
+// of leaf switches (and spines): InfiniBand-like links with credits of
+// flit_bytes per virtual lane, microsecond-class latencies.
+enum class Placement { kPacked, kRail };
+struct ScaleOutConfig {
+  std::int64_t domains = 2;
+  Placement placement = Placement::kRail;
+  std::int64_t nics_per_gpu = 1;
+  std::int64_t tiers = 2;
+  std::int64_t switch_ports = 64;
+  double oversubscription = 1.0;
+  double link_gbps = 400;
+  double latency_ns = 500;
+  std::int64_t flit_bytes = 64;
+  double switch_latency_ns = 200;
+  std::int64_t buffer_flits = 4096;
 };
 
 // What the endpoints do: synthetic open-loop traffic, or collectives (every
@@ -186,6 +205,7 @@ struct Config {
   TrafficConfig traffic;
   EndpointConfig endpoint;
   TlmConfig tlm;
+  ScaleOutConfig scaleout;
 };
 
 Schema<Config> config_schema();
@@ -215,8 +235,13 @@ std::string to_string(AllocatorKind a);
 std::string to_string(Pattern p);
 std::string to_string(TopologyKind k);
 
-// Number of endpoints the topology has (switch.ports for a single switch).
+// Number of endpoints the topology has (switch.ports for a single switch;
+// scaleout.domains x topology.endpoints for a scale-out fabric).
 int endpoint_count(const Config& c);
+// The link and switch parameters of the scale-out tier (NIC links, leaf and
+// spine switches), as a Config whose link.* and switch.* describe them: one
+// allocation per flit time, the pipeline from scaleout.switch_latency_ns.
+Config scaleout_tier_config(const Config& c);
 // True if endpoints carry data in payload slots (collective, tlm): packets
 // then hold up to collective.payload_bytes.
 bool carries_data(const Config& c);

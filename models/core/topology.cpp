@@ -1,5 +1,7 @@
 #include "models/core/topology.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -71,6 +73,22 @@ void compute_routes(Topology& t) {
     }
 }
 
+// Every port of every endpoint so far leads into its domain's chips.
+void set_domain_ports(Topology& t, int per_domain) {
+  t.per_domain = per_domain;
+  t.switch_tier.assign(static_cast<size_t>(t.switches), 0);
+  t.up_ports.assign(static_cast<size_t>(t.endpoints), {});
+  t.nic_ports.assign(static_cast<size_t>(t.endpoints), {});
+  for (int e = 0; e < t.endpoints; ++e)
+    for (int p = 0; p < t.links_of(e); ++p) t.up_ports[static_cast<size_t>(e)].push_back(p);
+}
+
+// Wires the scale-up domains, `domains` copies of topology.links /
+// topology.switch_links: domain d holds endpoints d*N .. and switches d*S ..
+void build_domains(Topology& t, const Config& c, int domains);
+// NICs into leaves (and spines): topology.kind=scaleout.
+void build_scaleout(Topology& t, const Config& c);
+
 }  // namespace
 
 Topology build_topology(const Config& c) {
@@ -81,15 +99,56 @@ Topology build_topology(const Config& c) {
     t.endpoint_ports.resize(static_cast<size_t>(t.endpoints));
     t.switch_ports.resize(1);
     for (int e = 0; e < t.endpoints; ++e) connect_endpoint(t, e, 0);
+    set_domain_ports(t, t.endpoints);
     compute_routes(t);
     return t;
   }
+  const bool out = c.topology.kind == TopologyKind::kScaleOut;
+  build_domains(t, c, out ? static_cast<int>(c.scaleout.domains) : 1);
+  set_domain_ports(t, static_cast<int>(c.topology.endpoints));
+  if (out) build_scaleout(t, c);
+  const int N = t.endpoints, S = t.switches;
+  for (int e = 0; e < N; ++e)
+    if (t.endpoint_ports[static_cast<size_t>(e)].empty())
+      fail("endpoint " + std::to_string(e) + " has no links (topology.links)");
+  for (int s = 0; s < S; ++s) {
+    const bool chip = t.switch_tier[static_cast<size_t>(s)] == 0;
+    const auto radix = chip ? c.sw.ports : c.scaleout.switch_ports;
+    if (t.ports_of_switch(s) > radix)
+      fail((chip ? "switch " : "scale-out switch ") + std::to_string(s) + " needs " +
+           std::to_string(t.ports_of_switch(s)) +
+           (chip ? " ports (topology.links, topology.switch_links) but switch.ports="
+                 : " ports but scaleout.switch_ports=") +
+           std::to_string(radix));
+  }
+  compute_routes(t);
+  // Every endpoint must reach every other from each switch it sends into
+  // toward it (its domain's chips, or its NICs' leaves).
+  for (int e = 0; e < N; ++e)
+    for (int d = 0; d < N; ++d) {
+      if (d == e) continue;
+      const auto& ports = t.ports_toward(e, d);
+      if (ports.empty())
+        fail("endpoint " + std::to_string(e) + " has no port toward endpoint " + std::to_string(d));
+      for (int p : ports) {
+        const PortPeer& peer = t.endpoint_ports[static_cast<size_t>(e)][static_cast<size_t>(p)];
+        if (t.routes[static_cast<size_t>(peer.id)][static_cast<size_t>(d)].empty())
+          fail("endpoint " + std::to_string(e) + " cannot reach endpoint " + std::to_string(d) +
+               " through switch " + std::to_string(peer.id) +
+               " (no path in topology.links / topology.switch_links)");
+      }
+    }
+  return t;
+}
 
+namespace {
+
+void build_domains(Topology& t, const Config& c, int domains) {
   const int N = static_cast<int>(c.topology.endpoints), S = static_cast<int>(c.topology.switches);
-  t.endpoints = N;
-  t.switches = S;
-  t.endpoint_ports.resize(static_cast<size_t>(N));
-  t.switch_ports.resize(static_cast<size_t>(S));
+  t.endpoints = N * domains;
+  t.switches = S * domains;
+  t.endpoint_ports.resize(static_cast<size_t>(t.endpoints));
+  t.switch_ports.resize(static_cast<size_t>(t.switches));
   const auto& L = c.topology.links;
   const bool per_endpoint = L.size() == static_cast<size_t>(N) * static_cast<size_t>(S);
   if (L.size() != static_cast<size_t>(S) && !per_endpoint)
@@ -97,11 +156,12 @@ Topology build_topology(const Config& c) {
          std::to_string(S) + " and topology.endpoints=" + std::to_string(N) + " it needs " +
          std::to_string(S) + " (one per switch) or " + std::to_string(N * S) +
          " (a row per endpoint)");
-  for (int e = 0; e < N; ++e)
-    for (int s = 0; s < S; ++s) {
-      const auto k = L[per_endpoint ? static_cast<size_t>(e * S + s) : static_cast<size_t>(s)];
-      for (std::int64_t i = 0; i < k; ++i) connect_endpoint(t, e, s);
-    }
+  for (int dom = 0; dom < domains; ++dom)
+    for (int e = 0; e < N; ++e)
+      for (int s = 0; s < S; ++s) {
+        const auto k = L[per_endpoint ? static_cast<size_t>(e * S + s) : static_cast<size_t>(s)];
+        for (std::int64_t i = 0; i < k; ++i) connect_endpoint(t, dom * N + e, dom * S + s);
+      }
   const auto& X = c.topology.switch_links;
   if (X.size() % 3 != 0)
     fail("topology.switch_links has " + std::to_string(X.size()) +
@@ -113,26 +173,70 @@ Topology build_topology(const Config& c) {
            " but topology.switches=" + std::to_string(S) + " (allowed 0.." +
            std::to_string(S - 1) + ")");
     if (a == b) fail("topology.switch_links links switch " + std::to_string(a) + " to itself");
-    for (std::int64_t j = 0; j < k; ++j) connect_switches(t, static_cast<int>(a), static_cast<int>(b));
+    for (int dom = 0; dom < domains; ++dom)
+      for (std::int64_t j = 0; j < k; ++j)
+        connect_switches(t, dom * S + static_cast<int>(a), dom * S + static_cast<int>(b));
   }
-  for (int e = 0; e < N; ++e)
-    if (t.endpoint_ports[static_cast<size_t>(e)].empty())
-      fail("endpoint " + std::to_string(e) + " has no links (topology.links)");
-  for (int s = 0; s < S; ++s)
-    if (t.ports_of_switch(s) > c.sw.ports)
-      fail("switch " + std::to_string(s) + " needs " + std::to_string(t.ports_of_switch(s)) +
-           " ports (topology.links, topology.switch_links) but switch.ports=" +
-           std::to_string(c.sw.ports));
-  compute_routes(t);
-  // Every endpoint must reach every other from each switch it sends into.
-  for (int e = 0; e < N; ++e)
-    for (auto& p : t.endpoint_ports[static_cast<size_t>(e)])
-      for (int d = 0; d < N; ++d)
-        if (t.routes[static_cast<size_t>(p.id)][static_cast<size_t>(d)].empty())
-          fail("endpoint " + std::to_string(e) + " cannot reach endpoint " + std::to_string(d) +
-               " through switch " + std::to_string(p.id) +
-               " (no path in topology.links / topology.switch_links)");
-  return t;
 }
+
+// Leaves and spines. Packed: NIC j (GPU-major, every domain in turn) goes
+// down port j % down of leaf j / down (a leaf takes whole domains). Rail:
+// NIC k of GPU g goes to leaf g x nics_per_gpu + k in every domain (one
+// leaf per rail, a port per domain). Every leaf has one link up to every
+// spine; a leaf has down / oversubscription up ports. With one tier, a
+// single switch takes every NIC.
+void build_scaleout(Topology& t, const Config& c) {
+  const ScaleOutConfig& so = c.scaleout;
+  const int nics = t.endpoints * static_cast<int>(so.nics_per_gpu);
+  const int P = static_cast<int>(so.switch_ports);
+  const bool rail = so.tiers == 2 && so.placement == Placement::kRail;
+  const int rails = t.per_domain * static_cast<int>(so.nics_per_gpu);
+  int down = P, leaves = 1, spines = 0;
+  if (rail) {
+    down = static_cast<int>(so.domains);  // a rail leaf's NICs: one per domain
+    leaves = rails;
+    const int up = static_cast<int>(std::ceil(static_cast<double>(down) / so.oversubscription));
+    if (down + up > P)
+      fail("scaleout.placement=rail puts one NIC of each of the " + std::to_string(down) +
+           " domains on a leaf, plus " + std::to_string(up) +
+           " up ports (scaleout.oversubscription): more than scaleout.switch_ports=" +
+           std::to_string(P) + "; use scaleout.placement=packed or larger switches");
+    spines = up;
+    if (leaves > P)
+      fail(std::to_string(leaves) + " rails (GPUs per domain x scaleout.nics_per_gpu) need as "
+           "many leaves, more than a spine's scaleout.switch_ports=" + std::to_string(P) +
+           " can take");
+  } else if (so.tiers == 2) {
+    down = static_cast<int>(static_cast<double>(P) * so.oversubscription / (so.oversubscription + 1.0));
+    down = std::max(1, std::min(P - 1, down));
+    const int up = P - down;
+    leaves = (nics + down - 1) / down;
+    spines = leaves > 1 ? up : 0;
+    if (leaves > P)
+      fail(std::to_string(nics) + " NICs need " + std::to_string(leaves) + " leaves of " +
+           std::to_string(down) + " down ports, more than a spine's scaleout.switch_ports=" +
+           std::to_string(P) + " can take: raise scaleout.switch_ports or lower "
+           "scaleout.oversubscription (a third tier is not modelled)");
+  } else if (nics > P) {
+    fail(std::to_string(nics) + " NICs do not fit one switch of scaleout.switch_ports=" +
+         std::to_string(P) + ": use scaleout.tiers=2");
+  }
+  const int first_leaf = t.switches;
+  t.switches += leaves + spines;
+  t.switch_ports.resize(static_cast<size_t>(t.switches));
+  for (int k = 0; k < leaves; ++k) t.switch_tier.push_back(1);
+  for (int k = 0; k < spines; ++k) t.switch_tier.push_back(2);
+  int j = 0;
+  for (int e = 0; e < t.endpoints; ++e)
+    for (std::int64_t n = 0; n < so.nics_per_gpu; ++n, ++j) {
+      t.nic_ports[static_cast<size_t>(e)].push_back(t.links_of(e));
+      const int rail_of = (e % t.per_domain) * static_cast<int>(so.nics_per_gpu) + static_cast<int>(n);
+      connect_endpoint(t, e, first_leaf + (rail ? rail_of : j / down));
+    }
+  for (int l = 0; l < leaves; ++l)
+    for (int s = 0; s < spines; ++s) connect_switches(t, first_leaf + l, first_leaf + leaves + s);
+}
+
+}  // namespace
 
 }  // namespace fabricsim

@@ -26,6 +26,22 @@ struct Topology {
   // shortest path (fewest switch hops); several = spread over them.
   std::vector<std::vector<std::vector<int>>> routes;
 
+  // Scale-out (topology.kind=scaleout; otherwise one domain, no NICs):
+  int per_domain = 0;                           // endpoints per scale-up domain
+  std::vector<int> switch_tier;                 // [switch] 0 scale-up chip, 1 leaf, 2 spine
+  std::vector<std::vector<int>> up_ports;       // [endpoint] ports into its domain's chips
+  std::vector<std::vector<int>> nic_ports;      // [endpoint] NIC ports into the leaves
+  int domain_of(int endpoint) const { return endpoint / per_domain; }
+  // The ports endpoint e sends on toward d: its domain's chips, or its NICs.
+  const std::vector<int>& ports_toward(int e, int d) const {
+    return d < 0 || domain_of(d) == domain_of(e) ? up_ports[static_cast<size_t>(e)]
+                                                 : nic_ports[static_cast<size_t>(e)];
+  }
+  bool is_nic(int e, int port) const {
+    const auto& n = nic_ports[static_cast<size_t>(e)];
+    return !n.empty() && port >= n.front();
+  }
+
   int links_of(int endpoint) const {
     return static_cast<int>(endpoint_ports[static_cast<size_t>(endpoint)].size());
   }

@@ -51,9 +51,18 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   if (rtl && !rtl_alu)
     throw ConfigError("reduction.alu=rtl: this program was built without the RTL co-simulation "
                       "(pass an AluFactory to Fabric; the fabricsim command does)");
+  // Scale-out: leaves and spines, NIC links and the links between them run
+  // with the scale-out tier's parameters (scaleout.*).
+  const bool scaled_out = cfg_.topology.kind == TopologyKind::kScaleOut;
+  if (scaled_out) tier_cfg_ = scaleout_tier_config(cfg_);
+  const Ps so_flit = scaled_out ? flit_time_ps(tier_cfg_.link) : 0;
+  const Ps so_lat = scaled_out ? ns_to_ps(tier_cfg_.link.latency_ns) : 0;
+  const int so_credits = scaled_out ? static_cast<int>(tier_cfg_.sw.input_buffer_flits / vcs) : 0;
+  auto tier = [&](int sw) { return topo_.switch_tier[static_cast<size_t>(sw)]; };
   for (int s = 0; s < topo_.switches; ++s)
     switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
-                                                 cfg_, pool_, window_, topo_.ports_of_switch(s),
+                                                 tier(s) > 0 ? tier_cfg_ : cfg_, pool_, window_,
+                                                 topo_.ports_of_switch(s),
                                                  topo_.routes[static_cast<size_t>(s)], &payloads_,
                                                  rtl ? rtl_alu() : nullptr));
   // Endpoints: synthetic sources/sinks, or GPUs running collectives.
@@ -113,12 +122,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     Switch& sw = *switches_[static_cast<size_t>(s)];
     for (int p = 0; p < topo_.ports_of_switch(s); ++p) {
       const PortPeer& peer = topo_.switch_ports[static_cast<size_t>(s)][static_cast<size_t>(p)];
+      // A scale-out link: out of a leaf or spine, or into one.
+      const bool so = tier(s) > 0 || (peer.is_switch && tier(peer.id) > 0);
       auto link = std::make_unique<Link>(base + "sw" + std::to_string(s) + ".out" + std::to_string(p),
-                                         peer.is_switch ? flit : flit_of_endpoint(peer.id), lat, vcs,
-                                         peer.is_switch ? switch_credits : endpoint_credits,
+                                         so ? so_flit : peer.is_switch ? flit : flit_of_endpoint(peer.id),
+                                         so ? so_lat : lat, vcs,
+                                         so ? so_credits : peer.is_switch ? switch_credits : endpoint_credits,
                                          window_,
-                                         peer.is_switch ? static_cast<int>(cfg.link.lanes)
-                                                        : lanes_of_endpoint(peer.id));
+                                         so || peer.is_switch ? static_cast<int>(so ? 1 : cfg.link.lanes)
+                                                              : lanes_of_endpoint(peer.id));
       link->bind_tx(&sw, static_cast<std::uint32_t>(p));
       if (peer.is_switch) {
         Switch& to = *switches_[static_cast<size_t>(peer.id)];
@@ -131,6 +143,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       sw.connect_output(p, link.get());
       out[static_cast<size_t>(s)].push_back(link.get());
       links_.push_back(std::move(link));
+      link_tier_.push_back(!so ? 0 : peer.is_switch ? 3 : 2);
       senders_.push_back({&sw, nullptr, p});
     }
   }
@@ -139,19 +152,31 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     for (int k = 0; k < topo_.links_of(e); ++k) {
       const PortPeer& peer = topo_.endpoint_ports[static_cast<size_t>(e)][static_cast<size_t>(k)];
       Switch& to = *switches_[static_cast<size_t>(peer.id)];
+      const bool nic = topo_.is_nic(e, k);
       auto link = std::make_unique<Link>(base + (ends_with_work() ? "gpu" : "ep") + std::to_string(e) +
-                                             ".tx" + std::to_string(k),
-                                         flit_of_endpoint(e), lat, vcs, switch_credits, window_,
-                                         lanes_of_endpoint(e));
+                                             (nic ? ".nic" : ".tx") + std::to_string(k),
+                                         nic ? so_flit : flit_of_endpoint(e), nic ? so_lat : lat, vcs,
+                                         nic ? so_credits : switch_credits, window_,
+                                         nic ? 1 : lanes_of_endpoint(e));
       link->bind_tx(&ep, static_cast<std::uint32_t>(k));
       link->bind_rx(&to, static_cast<std::uint32_t>(peer.port), /*deliver_at_tail=*/false);
       to.connect_input(peer.port, link.get());
       connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)],
                        peer.id);
       links_.push_back(std::move(link));
+      link_tier_.push_back(nic ? 1 : 0);
       senders_.push_back({nullptr, collective() ? gpus_[static_cast<size_t>(e)].get() : nullptr, k});
     }
   }
+  if (scaled_out)
+    for (int e = 0; e < static_cast<int>(gpus_.size()); ++e) {
+      std::vector<std::int64_t> fb;
+      for (int k = 0; k < topo_.links_of(e); ++k)
+        fb.push_back(topo_.is_nic(e, k) ? tier_cfg_.link.flit_bytes : cfg_.link.flit_bytes);
+      gpus_[static_cast<size_t>(e)]->set_port_groups(topo_.up_ports[static_cast<size_t>(e)],
+                                                      topo_.nic_ports[static_cast<size_t>(e)],
+                                                      topo_.per_domain, std::move(fb));
+    }
   if (cfg_.sw.egress == Egress::kAligned) {
     // Endpoint d's links are numbered switch by switch (topology order): its
     // links into switch s start at the count of its links into earlier ones.

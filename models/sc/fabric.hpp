@@ -113,6 +113,7 @@ class Fabric : public sc_core::sc_module {
   bool ends_with_work() const { return collective() || !external_.empty(); }
 
   Config cfg_;
+  Config tier_cfg_;  // scale-out: the leaves' and spines' link and switch parameters
   Window window_;
   Scheduler scheduler_;
   Topology topo_;
@@ -127,6 +128,9 @@ class Fabric : public sc_core::sc_module {
   std::vector<Gpu*> gpu_ptrs_;
   std::vector<std::unique_ptr<FabricEndpoint>> external_;  // workload.kind=tlm
   std::vector<std::unique_ptr<Link>> links_;
+  // Scale-out: per link, 0 in a scale-up domain, 1 a NIC link from a GPU,
+  // 2 a leaf-to-GPU link, 3 between leaves and spines (stats by tier).
+  std::vector<std::uint8_t> link_tier_;
   Conservation cons_;
   std::string error_;
   bool checked_ = false;

@@ -22,7 +22,12 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       ports_(static_cast<size_t>(links)),
       own_(static_cast<size_t>(cfg.collective.payload_bytes)) {
   vcs_ = static_cast<int>(cfg.sw.vcs);
-  for (auto& p : ports_) p.ready.resize(static_cast<size_t>(vcs_));
+  for (auto& p : ports_) {
+    p.ready.resize(static_cast<size_t>(vcs_));
+    p.flit_bytes = cfg.link.flit_bytes;
+  }
+  per_domain_ = n_;
+  for (int k = 0; k < links; ++k) up_ports_.push_back(k);
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
 }
 
@@ -33,9 +38,17 @@ void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
   port_switch_[static_cast<size_t>(port)] = peer_switch;
 }
 
+void Gpu::set_port_groups(std::vector<int> up, std::vector<int> nic, int per_domain,
+                          std::vector<std::int64_t> flit_bytes) {
+  up_ports_ = std::move(up);
+  nic_ports_ = std::move(nic);
+  per_domain_ = per_domain;
+  for (std::size_t k = 0; k < ports_.size(); ++k) ports_[k].flit_bytes = flit_bytes[k];
+}
+
 int Gpu::detour(int l, std::uint64_t addr, int dst) const {
   std::vector<int> same, other;
-  for (int k = 0; k < static_cast<int>(ports_.size()); ++k) {
+  for (int k : toward(dst)) {
     if (!usable(k, dst)) continue;
     (port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)] ? same : other)
         .push_back(k);
@@ -70,7 +83,7 @@ void Gpu::link_down(int l) {
   while (!p.first_step.empty()) {
     const std::uint64_t e = p.first_step.front();
     p.first_step.pop_front();
-    ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+    ports_[static_cast<size_t>(pick_link(e * es_, first_step_dst(e)))].first_step.push_back(e);
   }
   p.first_step = std::move(keep);
   for (auto& q : p.ready)
@@ -78,7 +91,8 @@ void Gpu::link_down(int l) {
       const PacketId id = q.front();
       q.pop_front();
       const Packet& pk = pool_.get(id);
-      ports_[static_cast<size_t>(pick_link(pk.addr))].ready[pk.vc].push_back(id);
+      ports_[static_cast<size_t>(pick_link(pk.addr, pk.kind == PacketKind::kMcStore ? -1 : pk.dst))]
+          .ready[pk.vc].push_back(id);
     }
   // Read responses go back to the switch that asked: another link to it.
   std::vector<int> same;
@@ -104,7 +118,8 @@ void Gpu::link_down(int l) {
 void Gpu::begin_call(Ps t) { schedule(t, kItemBegin); }
 
 int Gpu::pick_link(std::uint64_t addr, int dst) const {
-  const int l = static_cast<int>((addr / stripe_bytes_) % ports_.size());
+  const std::vector<int>& ports = toward(dst);
+  const int l = ports[static_cast<size_t>((addr / stripe_bytes_) % ports.size())];
   if (!any_down_ || usable(l, dst)) return l;
   return detour(l, addr, dst);
 }
@@ -148,6 +163,7 @@ PacketId Gpu::make_read_response(Port& port) {
   r.held.release(now());
   const PacketId id = make_packet(0, r.first, r.count);
   Packet& p = pool_.get(id);
+  p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
   p.kind = PacketKind::kReadResp;
   p.vc = 1;
   p.group = r.group;
@@ -182,14 +198,14 @@ void Gpu::try_link(int l) {
     if (!q.empty() && !read_first) {
       flits = pool_.get(q.front()).flits;
     } else if (v == 1 && !port.reads.empty()) {
-      flits = packet_flits_for(cfg_, static_cast<std::int64_t>(port.reads.front().count * es_));
+      flits = flits_on(port, port.reads.front().count * es_);
       from_reads = true;
     } else if (v == 0 && !port.first_step.empty() && (!pull_ || may_read())) {
       const RingPlan& plan = sweep_.plan();
       const std::uint64_t first = port.first_step.front();
       const std::uint64_t count =
           std::min(plan.slice_elements, plan.chunk_begin(plan.chunk_of(first) + 1) - first);
-      flits = pull_ ? 1 : packet_flits_for(cfg_, static_cast<std::int64_t>(count * es_));
+      flits = pull_ ? 1 : flits_on(port, count * es_);
       from_first = true;
     } else {
       continue;
@@ -240,7 +256,11 @@ void Gpu::try_link(int l) {
 void Gpu::queue(PacketId id) {
   const Packet& p = pool_.get(id);
   const int l = pick_link(p.addr, p.kind == PacketKind::kMcStore ? -1 : p.dst);
-  ports_[static_cast<size_t>(l)].ready[p.vc].push_back(id);
+  Port& port = ports_[static_cast<size_t>(l)];
+  // Sized for the link it takes (a request stays one header flit).
+  if (p.kind != PacketKind::kLdReduceReq)
+    pool_.get(id).flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
+  port.ready[p.vc].push_back(id);
   try_link(l);
 }
 

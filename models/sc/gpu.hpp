@@ -38,6 +38,11 @@ class Gpu : public TimedModule {
   // `peer_switch`: the switch the port's links go to (faults move traffic
   // to another link of the same switch first).
   void connect(int port, Link* tx, Link* rx, int peer_switch);
+  // Scale-out: the ports into our domain's chips and our NIC ports, the GPUs
+  // per domain, and each port's flit size. Without this call every port is
+  // a chip port and every GPU is in our domain.
+  void set_port_groups(std::vector<int> up, std::vector<int> nic, int per_domain,
+                       std::vector<std::int64_t> flit_bytes);
   // Faults. The port's link took its last packet: what is queued on it and
   // not started moves to the GPU's other links (docs/reliability.md).
   void link_down(int port);
@@ -84,6 +89,7 @@ class Gpu : public TimedModule {
     Ps try_at = kNever;
     Ps not_before = 0;  // a throttled GPU's next send (straggler.issue_factor)
     int dest_k = 0;     // direct all-reduce: peers the front slice has gone to
+    std::int64_t flit_bytes = 16;  // its link's flit (a NIC's differs from an NVLink's)
   };
   // Direct all-reduce: one output slice being folded in member order.
   struct Fold {
@@ -97,6 +103,16 @@ class Gpu : public TimedModule {
   void try_link(int l);
   void schedule_try(int l, Ps t);
   int pick_link(std::uint64_t addr, int dst = -1) const;
+  // The ports toward dst: our domain's chips (dst -1: multicast, the
+  // switches' engines), or our NICs.
+  const std::vector<int>& toward(int dst) const {
+    return dst < 0 || dst / per_domain_ == id_ / per_domain_ ? up_ports_ : nic_ports_;
+  }
+  // Flits of a packet with `bytes` of data on `port`: a header flit and the data.
+  int flits_on(const Port& port, std::uint64_t bytes) const {
+    const auto fb = static_cast<std::uint64_t>(port.flit_bytes);
+    return 1 + static_cast<int>((bytes + fb - 1) / fb);
+  }
   bool usable(int l, int dst) const {
     return !ports_[static_cast<size_t>(l)].tx->down() &&
            (dst < 0 || !reach_ || reach_(port_switch_[static_cast<size_t>(l)], dst));
@@ -107,6 +123,7 @@ class Gpu : public TimedModule {
   PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
   // The next first-step packet of link `port` (made now), or kNoPacket.
   PacketId make_first_step(Port& port);
+  int first_step_dst(std::uint64_t first) const;
   PacketId make_read_response(Port& port);  // answers port.reads' oldest request
   void queue(PacketId id);  // on the link its address picks, on its VC
   bool has_work(const Port& port) const;
@@ -127,6 +144,8 @@ class Gpu : public TimedModule {
   std::uint64_t stripe_bytes_;
   std::vector<Port> ports_;
   std::vector<int> port_switch_;  // [port] the switch it reaches
+  std::vector<int> up_ports_, nic_ports_;
+  int per_domain_;
   bool any_down_ = false;
   std::function<bool(int, int)> reach_;
   std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice

@@ -67,7 +67,7 @@ void Gpu::start_work() {
   const RingPlan& plan = sweep_.plan();
   auto send_chunk = [&](int c) {
     for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-      ports_[static_cast<size_t>(pick_link(e * es_))].first_step.push_back(e);
+      ports_[static_cast<size_t>(pick_link(e * es_, first_step_dst(e)))].first_step.push_back(e);
   };
   auto send_all = [&] {
     for (int c = 0; c < n_; ++c) send_chunk(c);
@@ -107,6 +107,15 @@ void Gpu::start_work() {
   if (expected_ == 0) output_done(0);
 }
 
+// Where a first-step slice goes: all-to-all's owner of its chunk, the
+// ring's next GPU, or (-1) the switches (NVLS, push). It picks the ports
+// (a NIC for another domain's GPU).
+int Gpu::first_step_dst(std::uint64_t first) const {
+  if (nvls_ || push_) return -1;
+  if (op_ == CollectiveOp::kAllToAll) return sweep_.plan().chunk_of(first);
+  return (id_ + 1) % n_;
+}
+
 PacketId Gpu::make_first_step(Port& port) {
   if (port.first_step.empty()) return kNoPacket;
   if (pull_ && !may_read()) return kNoPacket;  // a response or a store leaving will try again
@@ -127,6 +136,7 @@ PacketId Gpu::make_first_step(Port& port) {
   const PacketId id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
   Packet& p = pool_.get(id);
   p.dst = dst;
+  p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
   if (pull_) {  // multimem.ld_reduce: a header-only read request
     p.kind = PacketKind::kLdReduceReq;
     p.flits = 1;

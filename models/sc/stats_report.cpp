@@ -170,6 +170,38 @@ nlohmann::json Fabric::stats() const {
       // The modelled rate: flit_bytes per flit time (rounded to 1 ps).
       {"link_GBps", static_cast<double>(cfg_.link.flit_bytes) * 1000.0 / static_cast<double>(flit)}};
   if (collective()) j["collectives"] = collective_json(*sweep_);
+  if (cfg_.topology.kind == TopologyKind::kScaleOut) {
+    // Per tier: what its links carried (flits x that tier's flit size) and
+    // how busy they were; "boundary" is what GPUs sent into their NICs.
+    const std::int64_t fb[2] = {cfg_.link.flit_bytes, tier_cfg_.link.flit_bytes};
+    double bytes[2] = {0, 0}, util[2] = {0, 0};
+    int count[2] = {0, 0};
+    double boundary = 0;
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      const int t = link_tier_[i] == 0 ? 0 : 1;
+      const double b = static_cast<double>(links_[i]->flits_sent()) * static_cast<double>(fb[t]);
+      bytes[t] += b;
+      util[t] += links_[i]->utilization();
+      ++count[t];
+      if (link_tier_[i] == 1) boundary += b;
+    }
+    const char* names[2] = {"scale_up", "scale_out"};
+    json tiers = json::object();
+    for (int t = 0; t < 2; ++t)
+      tiers[names[t]] = {{"links", count[t]},
+                         {"bytes", bytes[t]},
+                         {"utilization_mean", count[t] ? util[t] / count[t] : 0.0}};
+    tiers["boundary_bytes"] = boundary;
+    tiers["domains"] = cfg_.scaleout.domains;
+    int leaves = 0, spines = 0;
+    for (int k : topo_.switch_tier) {
+      if (k == 1) ++leaves;
+      if (k == 2) ++spines;
+    }
+    tiers["leaves"] = leaves;
+    tiers["spines"] = spines;
+    j["tiers"] = tiers;
+  }
   if (!external_.empty()) {
     json eps = json::array();
     for (auto& x : external_) eps.push_back(x->stats());

@@ -128,3 +128,86 @@ TEST(Topology, ErrorsNameTheKeys) {
 
 }  // namespace
 }  // namespace fabricsim
+
+namespace fabricsim {
+namespace {
+
+Config scaleout(std::vector<std::string> extra) {
+  std::vector<std::string> s = {"topology.kind=scaleout", "topology.endpoints=8",
+                                "topology.switches=4",    "topology.links=5,4,4,5",
+                                "switch.ports=64",        "switch.vcs=2",
+                                "workload.kind=collective"};
+  s.insert(s.end(), extra.begin(), extra.end());
+  return load_config("", s);
+}
+
+// Four DGX-like domains on a fat tree: each GPU's NIC on a leaf, every leaf
+// up to every spine; chips only see their own domain.
+TEST(Topology, ScaleOutFatTree) {
+  // 32 NICs; leaves of 16 ports at 1:1 take 8 NICs each: 4 leaves, 8 spines.
+  const Topology t = build_topology(
+      scaleout({"scaleout.domains=4", "scaleout.switch_ports=16", "scaleout.oversubscription=1",
+                "scaleout.placement=packed"}));
+  EXPECT_EQ(t.endpoints, 32);
+  EXPECT_EQ(t.switches, 16 + 4 + 8);
+  int leaves = 0, spines = 0;
+  for (int k : t.switch_tier) {
+    leaves += k == 1;
+    spines += k == 2;
+  }
+  EXPECT_EQ(leaves, 4);
+  EXPECT_EQ(spines, 8);
+  for (int e = 0; e < 32; ++e) {
+    ASSERT_EQ(t.links_of(e), 19);  // 18 NVLinks + a NIC
+    EXPECT_EQ(t.nic_ports[e], std::vector<int>{18});
+    EXPECT_EQ(t.domain_of(e), e / 8);
+    EXPECT_EQ(t.endpoint_ports[e][18].id, 16 + e / 8);  // packed: a leaf per domain here
+    for (int p = 0; p < 18; ++p) EXPECT_EQ(t.endpoint_ports[e][p].id / 4, e / 8);  // own chips
+  }
+  EXPECT_EQ(t.ports_toward(0, 7).size(), 18u);
+  EXPECT_EQ(t.ports_toward(0, 8), std::vector<int>{18});
+  // A chip cannot reach another domain; a leaf reaches a remote GPU through
+  // any of the 8 spines; a spine goes straight down to the GPU's leaf.
+  EXPECT_TRUE(t.routes[0][8].empty());
+  EXPECT_EQ(t.routes[16][8].size(), 8u);
+  for (int p : t.routes[16][8]) EXPECT_EQ(t.switch_tier[t.switch_ports[16][p].id], 2);
+  EXPECT_EQ(t.routes[20][8].size(), 1u);
+  EXPECT_EQ(t.switch_ports[20][t.routes[20][8][0]].id, 17);
+}
+
+// Rail-optimized: GPU g's NIC in every domain on leaf g; up ports per leaf
+// = its NICs / oversubscription; same-rail traffic never reaches a spine.
+TEST(Topology, ScaleOutRails) {
+  const Topology t = build_topology(scaleout({"scaleout.domains=4", "scaleout.oversubscription=2"}));
+  EXPECT_EQ(t.switches, 16 + 8 + 2);
+  for (int e = 0; e < 32; ++e) EXPECT_EQ(t.endpoint_ports[e][18].id, 16 + e % 8);
+  EXPECT_EQ(t.ports_of_switch(16), 4 + 2);
+  EXPECT_EQ(t.routes[16][8].size(), 1u);  // GPU 8 is on rail 0 too: straight down
+  EXPECT_EQ(t.routes[16][9].size(), 2u);  // rail 1: up through either spine
+}
+
+TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
+  // 3:1 on 16 ports: 12 down, 4 up; 32 NICs need 3 leaves, 4 spines.
+  const Topology t = build_topology(
+      scaleout({"scaleout.domains=4", "scaleout.switch_ports=16", "scaleout.oversubscription=3",
+                "scaleout.placement=packed"}));
+  EXPECT_EQ(t.switches, 16 + 3 + 4);
+  EXPECT_EQ(t.ports_of_switch(16), 12 + 4);
+  EXPECT_EQ(t.ports_of_switch(18), 8 + 4);  // the last leaf is partly used
+  // One tier: a single switch for every NIC, and its radix must do.
+  const Topology one = build_topology(scaleout({"scaleout.tiers=1", "scaleout.nics_per_gpu=2"}));
+  EXPECT_EQ(one.switches, 8 + 1);
+  EXPECT_EQ(one.ports_of_switch(8), 32);
+  EXPECT_EQ(one.nic_ports[3], (std::vector<int>{18, 19}));
+  const std::string e = error_of({"topology.kind=scaleout", "topology.endpoints=8",
+                                  "topology.switches=4", "topology.links=5,4,4,5",
+                                  "workload.kind=collective", "scaleout.tiers=1",
+                                  "scaleout.switch_ports=8"});
+  EXPECT_NE(e.find("scaleout.switch_ports=8"), std::string::npos) << e;
+  EXPECT_NE(e.find("scaleout.tiers=2"), std::string::npos) << e;
+  const std::string w = error_of({"topology.kind=scaleout", "workload.kind=synthetic"});
+  EXPECT_NE(w.find("topology.kind=scaleout"), std::string::npos) << w;
+}
+
+}  // namespace
+}  // namespace fabricsim

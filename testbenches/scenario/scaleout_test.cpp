@@ -1,0 +1,72 @@
+// Scale-out: scale-up domains joined by NICs into a leaf/spine network.
+// A flat ring across both tiers runs at the NICs' rate; the bytes crossing
+// the boundary are what the ring's accounting says; an oversubscribed fat
+// tree slows traffic that must cross leaves.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/core/config.hpp"
+#include "models/sc/fabric.hpp"
+#include "testbenches/common/run_fabrics.hpp"
+
+namespace fabricsim {
+namespace {
+
+Config two_dgx(std::vector<std::string> extra) {
+  std::vector<std::string> s = {"topology.kind=scaleout", "scaleout.domains=2",
+                                "workload.kind=collective", "collective.algorithm=ring",
+                                "collective.payload_bytes=256", "sim.warmup_ns=0",
+                                "sim.duration_ns=1e9"};
+  s.insert(s.end(), extra.begin(), extra.end());
+  return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100.yaml", s);
+}
+
+// 16 GPUs in a ring: 14 hops over NVLink (450 GB/s a GPU), 2 over one
+// 400 Gb/s NIC each. The ring runs at its slowest hop: 50 GB/s x 256 B of
+// payload per 320 B on the wire (a 64-B header flit) = 40 GB/s of busbw.
+TEST(ScaleOut, FlatRingIsBoundByTheNics) {
+  const std::uint64_t S = 16u << 20;
+  const Config c = two_dgx({"collective.min_bytes=" + std::to_string(S),
+                            "collective.max_bytes=" + std::to_string(S)});
+  Fabric f("fabric", c);
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  const auto& row = s["collectives"]["rows"][0];
+  EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["collectives"]["gpus"].get<int>(), 16);
+  EXPECT_NEAR(row["busbw_GBps"].get<double>(), 40.0, 40.0 * 0.03);
+  // Each of the two crossing hops carries 2 (n-1)/n x S of payload, in
+  // 256-B packets of 5 flits of 64 B.
+  const double payload = 2.0 * 2.0 * 15.0 / 16.0 * static_cast<double>(S);
+  EXPECT_DOUBLE_EQ(s["tiers"]["boundary_bytes"].get<double>(), payload * 320.0 / 256.0);
+  // Rail-optimized: a leaf per GPU of a domain, two NICs each, two spines.
+  EXPECT_EQ(s["tiers"]["leaves"].get<int>(), 8);
+  EXPECT_EQ(s["tiers"]["spines"].get<int>(), 2);
+  EXPECT_EQ(s["conservation"]["lost"].get<int>(), 0);
+}
+
+// 4 domains, 32 NICs packed on 16-port leaves: at 1:1, 8 NICs and 8 uplinks per
+// leaf; at 3:1, 12 NICs share 4 uplinks. All-to-all sends 3/4 of every
+// GPU's data to other domains, most of it across leaves: the oversubscribed
+// tree must be markedly slower, and the data the same.
+TEST(ScaleOut, OversubscriptionSlowsCrossLeafAllToAll) {
+  std::vector<Config> cs;
+  for (const char* o : {"1", "3"})
+    cs.push_back(two_dgx({"scaleout.domains=4", "scaleout.switch_ports=16",
+                          "scaleout.placement=packed",
+                          std::string("scaleout.oversubscription=") + o,
+                          "collective.op=all_to_all", "collective.algorithm=direct",
+                          "collective.min_bytes=1048576", "collective.max_bytes=1048576"}));
+  const auto s = run_fabrics(cs);
+  const auto& a = s[0]["collectives"]["rows"][0];
+  const auto& b = s[1]["collectives"]["rows"][0];
+  EXPECT_EQ(a["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(b["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(b["time_us"].get<double>(), 1.5 * a["time_us"].get<double>());
+  EXPECT_EQ(s[1]["tiers"]["spines"].get<int>(), 4);
+}
+
+}  // namespace
+}  // namespace fabricsim
