@@ -643,6 +643,11 @@ void validate(const Config& c) {
            std::to_string(c.scaleout.flit_bytes) + " units) per VC");
     if (flit_time_ps(t.link) < 1)
       fail("scaleout.flit_bytes / scaleout.link_gbps is below the 1 ps time resolution");
+    if (c.sim.watchdog_ns > 0 && c.sim.watchdog_ns < 10 * c.scaleout.latency_ns)
+      fail("sim.watchdog_ns=" + format_real(c.sim.watchdog_ns) +
+           " is shorter than 10 scale-out link latencies (scaleout.latency_ns=" +
+           format_real(c.scaleout.latency_ns) + "): a healthy fabric could look stuck; use at "
+           "least " + format_real(10 * c.scaleout.latency_ns) + ", or 0 to turn it off");
   }
   if (c.workload.kind == WorkloadKind::kTlm) {
     if (c.sw.vcs < 2)

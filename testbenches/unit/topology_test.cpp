@@ -205,6 +205,11 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
                                   "scaleout.switch_ports=8"});
   EXPECT_NE(e.find("scaleout.switch_ports=8"), std::string::npos) << e;
   EXPECT_NE(e.find("scaleout.tiers=2"), std::string::npos) << e;
+  const std::string wd = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5", "switch.vcs=2",
+                                   "scaleout.latency_ns=2000"});
+  EXPECT_NE(wd.find("sim.watchdog_ns"), std::string::npos) << wd;
   const std::string w = error_of({"topology.kind=scaleout", "workload.kind=synthetic"});
   EXPECT_NE(w.find("topology.kind=scaleout"), std::string::npos) << w;
 }
