@@ -284,7 +284,6 @@ void TlmEndpoint::accept_waiting() {
     AtSocket& a = at_[static_cast<size_t>(s)];
     if (!can_accept(a.decoded)) break;  // first come, first served
     at_waiting_.pop_front();
-    a.waiting = false;
     tlm::tlm_generic_payload& t = *a.req;
     a.req = nullptr;
     accept(a.decoded, t, s, nullptr, now());
@@ -296,7 +295,7 @@ void TlmEndpoint::accept_waiting() {
       send_response(s, t);
     }
   }
-  room_.notify(sc_core::SC_ZERO_TIME);
+  if (lt_waiting_ > 0) room_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // -------------------------------------------------------------- LT
@@ -341,7 +340,9 @@ void TlmEndpoint::b_transport(int /*s*/, tlm::tlm_generic_payload& t, sc_core::s
         sc_core::wait(delay);
         delay = sc_core::SC_ZERO_TIME;
       } else {
+        ++lt_waiting_;
         sc_core::wait(room_);
+        --lt_waiting_;
       }
     }
   }
@@ -417,7 +418,6 @@ tlm::tlm_sync_enum TlmEndpoint::begin_req(int s, tlm::tlm_generic_payload& t, tl
     }
     if (!at_waiting_.empty() || !can_accept(r)) {  // back-pressure: END_REQ later
       ++backpressured_;
-      a.waiting = true;
       at_waiting_.push_back(s);
       return tlm::TLM_ACCEPTED;
     }
@@ -457,7 +457,6 @@ void TlmEndpoint::at_begin_req(int s) {
     if (unlanded_ == 0) landed_all();
     return;
   }
-  a.waiting = true;
   at_waiting_.push_back(s);
   if (at_waiting_.size() == 1 && can_accept(r)) accept_waiting();
   else ++backpressured_;

@@ -81,7 +81,9 @@ class TlmEndpoint : public FabricEndpoint {
   // Debug transport into this GPU's memory at `local` (zero time).
   unsigned int memory_debug(tlm::tlm_generic_payload& t, std::uint64_t local);
   // An ld_reduce somewhere finished: a transaction waiting for its address may go.
-  void retry() { accept_waiting(); }
+  void retry() {
+    if (!at_waiting_.empty() || lt_waiting_ > 0) accept_waiting();
+  }
   // One of our writes (or a multimem.st copy) landed in a GPU's memory.
   void landed();
   void landed_all();
@@ -166,7 +168,6 @@ class TlmEndpoint : public FabricEndpoint {
   struct AtSocket {
     tlm::tlm_generic_payload* req = nullptr;  // BEGIN_REQ not yet answered with END_REQ
     Req decoded;
-    bool waiting = false;                     // in at_waiting_
     bool resp_busy = false;                   // BEGIN_RESP sent, END_RESP not yet back
     tlm::tlm_generic_payload* resp_trans = nullptr;  // that response's transaction
     Ring<tlm::tlm_generic_payload*> resp;     // responses waiting for that
@@ -231,6 +232,7 @@ class TlmEndpoint : public FabricEndpoint {
   std::vector<AtSocket> at_;
   Ring<int> at_waiting_;           // sockets whose BEGIN_REQ waits for room
   sc_core::sc_event room_;         // LT: room may have freed
+  int lt_waiting_ = 0;             // b_transport calls waiting on room_
 
   // Memory: DMI when the target grants the whole window, else a thread
   // calling b_transport (which may wait).

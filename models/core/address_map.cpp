@@ -4,16 +4,12 @@
 #include <cstdlib>
 
 #include "models/core/errors.hpp"
+#include "models/core/params.hpp"
 
 namespace fabricsim {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
 
 // A whole non-negative integer, decimal or 0x hex.
 bool parse_count(const std::string& t, std::int64_t& v) {
@@ -39,7 +35,7 @@ std::vector<McObject> parse_multicast(const std::string& key, const std::string&
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    const std::string item = trim(text.substr(start, comma - start));
+    const std::string item = trim_blanks(text.substr(start, comma - start));
     start = comma + 1;
     if (!item.empty()) {
       auto bad = [&](const std::string& why) {
@@ -51,16 +47,16 @@ std::vector<McObject> parse_multicast(const std::string& key, const std::string&
       const auto at = item.find('@');
       if (at == std::string::npos) bad("is not BYTES@OFFSET[:FIRST-LAST]");
       const auto colon = item.find(':', at);
-      if (!parse_count(trim(item.substr(0, at)), o.bytes) || o.bytes < 1)
+      if (!parse_count(trim_blanks(item.substr(0, at)), o.bytes) || o.bytes < 1)
         bad("has a size that is not a whole number of bytes >= 1");
       const std::string off = item.substr(at + 1, colon == std::string::npos ? std::string::npos
                                                                               : colon - at - 1);
-      if (!parse_count(trim(off), o.offset)) bad("has an offset that is not a whole number >= 0");
+      if (!parse_count(trim_blanks(off), o.offset)) bad("has an offset that is not a whole number >= 0");
       if (colon != std::string::npos) {
         const std::string range = item.substr(colon + 1);
         const auto dash = range.find('-');
-        if (dash == std::string::npos || !parse_count(trim(range.substr(0, dash)), o.first) ||
-            !parse_count(trim(range.substr(dash + 1)), o.last) || o.last < o.first)
+        if (dash == std::string::npos || !parse_count(trim_blanks(range.substr(0, dash)), o.first) ||
+            !parse_count(trim_blanks(range.substr(dash + 1)), o.last) || o.last < o.first)
           bad("has members that are not FIRST-LAST with FIRST <= LAST");
       }
       out.push_back(o);

@@ -221,7 +221,7 @@ Schema<Config> config_schema() {
             "packets an endpoint holds waiting for its links; a transaction that does not fit "
             "is not accepted (LT: b_transport waits; AT: END_REQ is withheld)");
   s.add_int("tlm.outstanding", &C::tlm, &TlmConfig::outstanding, "transactions", 1, 1 << 16,
-            "reads and ld_reduces an endpoint may have waiting for data at once");
+            "reads, atomics and ld_reduces an endpoint may have waiting for data at once");
   s.add_int("tlm.max_bytes", &C::tlm, &TlmConfig::max_bytes, "B", 1, 1 << 20,
             "longest transaction accepted (longer: TLM_BURST_ERROR_RESPONSE); it travels as "
             "packets of up to collective.payload_bytes");

@@ -21,11 +21,6 @@ constexpr KindInfo kKinds[] = {{"lane_down", FaultKind::kLaneDown, true},
                                {"port_stall", FaultKind::kPortStall, true},
                                {"slow", FaultKind::kSlow, true}};
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
 
 }  // namespace
 
@@ -48,7 +43,7 @@ std::vector<Fault> parse_faults(const std::string& key, const std::string& text)
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    const std::string item = trim(text.substr(start, comma - start));
+    const std::string item = trim_blanks(text.substr(start, comma - start));
     start = comma + 1;
     if (item.empty()) {
       if (comma == text.size()) break;
@@ -78,7 +73,7 @@ std::vector<Fault> parse_faults(const std::string& key, const std::string& text)
       if (!parse_finite(target.substr(eq + 1), f.value)) bad("has a value that is not a number");
       target = target.substr(0, eq);
     }
-    f.target = trim(target);
+    f.target = trim_blanks(target);
     if (f.target.empty()) bad("names no target");
     if (has_value != info->needs_value)
       bad(info->needs_value ? "needs =VALUE" : "takes no value");

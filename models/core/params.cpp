@@ -193,4 +193,10 @@ std::vector<YamlLeaf> flatten_yaml(const YAML::Node& root, const std::string& or
   return out;
 }
 
+std::string trim_blanks(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
+
 }  // namespace fabricsim

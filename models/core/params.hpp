@@ -46,6 +46,8 @@ std::string format_real(double v);
 // The whole of `text` as a finite number (no key to name: the callers with
 // their own grammar say what was wrong).
 bool parse_finite(const std::string& text, double& v);
+// `s` without leading and trailing blanks (items of the custom grammars).
+std::string trim_blanks(const std::string& s);
 // A list of integers: items separated by ',' ';' or blanks (YAML sequences,
 // also nested ones, arrive here joined by ',').
 std::vector<std::int64_t> parse_int_list(const ParamInfo& p, const std::string& text);

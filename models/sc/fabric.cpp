@@ -93,7 +93,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       groups.push_back(map.members(static_cast<int>(k)));
     if (!groups.empty())
       for (auto& sw : switches_) sw->set_multicast_groups(groups);
-    const EndpointContext ctx{scheduler_, cfg_, pool_, payloads_, window_};
+    const EndpointContext ctx{scheduler_, cfg_, pool_, payloads_};
     for (int e = 0; e < topo_.endpoints; ++e) {
       external_.push_back(endpoints(e, topo_.links_of(e), ctx));
       ep_modules.push_back(external_.back().get());
@@ -143,7 +143,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       sw.connect_output(p, link.get());
       out[static_cast<size_t>(s)].push_back(link.get());
       links_.push_back(std::move(link));
-      link_tier_.push_back(!so ? 0 : peer.is_switch ? 3 : 2);
+      link_tier_.push_back(so ? LinkTier::kScaleOut : LinkTier::kScaleUp);
       senders_.push_back({&sw, nullptr, p});
     }
   }
@@ -164,7 +164,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       connect_endpoint(e, k, link.get(), out[static_cast<size_t>(peer.id)][static_cast<size_t>(peer.port)],
                        peer.id);
       links_.push_back(std::move(link));
-      link_tier_.push_back(nic ? 1 : 0);
+      link_tier_.push_back(nic ? LinkTier::kNicOut : LinkTier::kScaleUp);
       senders_.push_back({nullptr, collective() ? gpus_[static_cast<size_t>(e)].get() : nullptr, k});
     }
   }

@@ -85,8 +85,6 @@ class Fabric : public sc_core::sc_module {
   // The collective sweep (workload.kind=collective), else nullptr.
   const CollectiveSweep* sweep() const { return sweep_.get(); }
   CollectiveSweep* sweep() { return sweep_.get(); }
-  // workload.kind=tlm: endpoint i as the factory made it.
-  FabricEndpoint& external(int i) { return *external_[static_cast<size_t>(i)]; }
 
   // Waveforms (VCD) of every link and switch whose signal names match
   // `o.scope`, inside [o.begin, o.end]; call before run(). Written by finish().
@@ -128,9 +126,10 @@ class Fabric : public sc_core::sc_module {
   std::vector<Gpu*> gpu_ptrs_;
   std::vector<std::unique_ptr<FabricEndpoint>> external_;  // workload.kind=tlm
   std::vector<std::unique_ptr<Link>> links_;
-  // Scale-out: per link, 0 in a scale-up domain, 1 a NIC link from a GPU,
-  // 2 a leaf-to-GPU link, 3 between leaves and spines (stats by tier).
-  std::vector<std::uint8_t> link_tier_;
+  // Per link, for the statistics by tier: in a scale-up domain, a GPU's NIC
+  // link into its leaf (the boundary), or another scale-out link.
+  enum class LinkTier : std::uint8_t { kScaleUp, kNicOut, kScaleOut };
+  std::vector<LinkTier> link_tier_;
   Conservation cons_;
   std::string error_;
   bool checked_ = false;

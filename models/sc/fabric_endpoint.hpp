@@ -44,7 +44,6 @@ struct EndpointContext {
   const Config& cfg;
   PacketPool& pool;
   PayloadPool& payloads;
-  Window window;
 };
 using EndpointFactory =
     std::function<std::unique_ptr<FabricEndpoint>(int id, int links, const EndpointContext& ctx)>;

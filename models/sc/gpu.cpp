@@ -26,7 +26,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
     p.ready.resize(static_cast<size_t>(vcs_));
     p.flit_bytes = cfg.link.flit_bytes;
   }
-  per_domain_ = n_;
+  domain_end_ = n_;
   for (int k = 0; k < links; ++k) up_ports_.push_back(k);
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
 }
@@ -42,7 +42,8 @@ void Gpu::set_port_groups(std::vector<int> up, std::vector<int> nic, int per_dom
                           std::vector<std::int64_t> flit_bytes) {
   up_ports_ = std::move(up);
   nic_ports_ = std::move(nic);
-  per_domain_ = per_domain;
+  domain_begin_ = id_ / per_domain * per_domain;
+  domain_end_ = domain_begin_ + per_domain;
   for (std::size_t k = 0; k < ports_.size(); ++k) ports_[k].flit_bytes = flit_bytes[k];
 }
 
@@ -133,7 +134,7 @@ PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
   p.dst = (id_ + 1) % n_;
   p.addr = first * es_;
   p.bytes = static_cast<std::uint32_t>(count * es_);
-  p.flits = static_cast<std::uint16_t>(packet_flits_for(cfg_, static_cast<std::int64_t>(p.bytes)));
+  // p.flits: sized by the port it takes (flits_on), or 1 for a request.
   p.vc = 0;
   p.step = static_cast<std::uint16_t>(step);
   p.redop = cfg_.collective.redop;

@@ -106,7 +106,7 @@ class Gpu : public TimedModule {
   // The ports toward dst: our domain's chips (dst -1: multicast, the
   // switches' engines), or our NICs.
   const std::vector<int>& toward(int dst) const {
-    return dst < 0 || dst / per_domain_ == id_ / per_domain_ ? up_ports_ : nic_ports_;
+    return dst < domain_end_ && (dst < 0 || dst >= domain_begin_) ? up_ports_ : nic_ports_;
   }
   // Flits of a packet with `bytes` of data on `port`: a header flit and the data.
   int flits_on(const Port& port, std::uint64_t bytes) const {
@@ -145,7 +145,7 @@ class Gpu : public TimedModule {
   std::vector<Port> ports_;
   std::vector<int> port_switch_;  // [port] the switch it reaches
   std::vector<int> up_ports_, nic_ports_;
-  int per_domain_;
+  int domain_begin_ = 0, domain_end_ = 0;  // the GPUs of our scale-up domain
   bool any_down_ = false;
   std::function<bool(int, int)> reach_;
   std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice

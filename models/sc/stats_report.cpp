@@ -178,12 +178,12 @@ nlohmann::json Fabric::stats() const {
     int count[2] = {0, 0};
     double boundary = 0;
     for (std::size_t i = 0; i < links_.size(); ++i) {
-      const int t = link_tier_[i] == 0 ? 0 : 1;
+      const int t = link_tier_[i] == LinkTier::kScaleUp ? 0 : 1;
       const double b = static_cast<double>(links_[i]->flits_sent()) * static_cast<double>(fb[t]);
       bytes[t] += b;
       util[t] += links_[i]->utilization();
       ++count[t];
-      if (link_tier_[i] == 1) boundary += b;
+      if (link_tier_[i] == LinkTier::kNicOut) boundary += b;
     }
     const char* names[2] = {"scale_up", "scale_out"};
     json tiers = json::object();
