@@ -48,6 +48,12 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
                r["busbw_GBps"].get<double>(),
                checked ? std::to_string(r["wrong"].get<std::uint64_t>()) : std::string("n/a"));
   }
+  for (const auto& r : k["rows"])
+    if (r.contains("intra_done_us"))
+      fmt::print("# {:>12} B: reduce-scatter in the domains done at {:.2f} us, all-reduce across "
+                 "them at {:.2f} us, all-gather in the domains at {:.2f} us\n",
+                 r["size_bytes"].get<std::uint64_t>(), r["intra_done_us"].get<double>(),
+                 r["inter_done_us"].get<double>(), r["time_us"].get<double>());
   if (s.contains("tiers")) {
     const auto& t = s["tiers"];
     fmt::print("# bytes on scale-up links {:.4g}, on scale-out links {:.4g} ({:.4g} into NICs); "

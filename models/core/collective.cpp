@@ -111,11 +111,16 @@ int RingPlan::chunk_of(std::uint64_t e) const {
   return c;
 }
 
-CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus)
+CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
     : cfg_(cfg.collective),
       straggler_(cfg.straggler),
       n_(gpus),
       seed_(static_cast<std::uint64_t>(cfg.sim.seed)) {
+  if (per_domain < 1 || gpus % per_domain != 0)
+    throw InvariantError("collective: " + std::to_string(gpus) + " GPUs are not whole domains of " +
+                         std::to_string(per_domain));
+  hier_.per_domain = per_domain;
+  hier_.domains = gpus / per_domain;
   tolerant_ = cfg.reduction.order == FoldOrder::kArrival && uses_reduction_engine(cfg) &&
               reduces(cfg_.op) && cfg_.redop == RedOp::kSum && cfg_.dtype != DType::kInt32;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
@@ -137,9 +142,10 @@ void CollectiveSweep::begin(Ps t) {
   CollectiveCall& c = current();
   c.start = t;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
-  plan_.n = n_;
+  plan_.n = hierarchical() ? hier_.per_domain : n_;
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
+  hier_.intra = plan_;
   c.gpu_done.assign(static_cast<size_t>(n_), 0);
   finished_ = 0;
   golden_.clear();
@@ -207,6 +213,8 @@ CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first
     fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
   } else if (cfg_.op == CollectiveOp::kBroadcast) {
     fill_input(seed_, call, root, first, count, cfg_.dtype, g.data.data());
+  } else if (hierarchical()) {
+    hier_golden(first, count, g.data.data());
   } else {
     // The ring adds chunk c in the order c+1, ..., c and a reduce chain in
     // the order root+1, ..., root; the switch engine and the direct
@@ -230,6 +238,30 @@ CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first
     }
   }
   return golden_.emplace(first, std::move(g)).first;
+}
+
+void CollectiveSweep::hier_golden(std::uint64_t first, std::uint64_t count, std::uint8_t* out) {
+  const std::size_t bytes = static_cast<std::size_t>(count) * element_bytes(cfg_.dtype);
+  const int dd = hier_.per_domain, m = hier_.domains;
+  const int r = hier_.intra.chunk_of(first);
+  const int k = hier_.inter(r).chunk_of(first - hier_.intra.chunk_begin(r));
+  scratch_.resize(2 * bytes);
+  std::uint8_t* partial = scratch_.data();
+  std::uint8_t* x = scratch_.data() + bytes;
+  // Domain d's sum of chunk r, as its ring adds it: ranks r+1, ..., r.
+  const auto domain_sum = [&](int d, std::uint8_t* acc) {
+    for (int j = 0; j < dd; ++j) {
+      const int g = d * dd + (r + 1 + j) % dd;
+      fill_input(seed_, current_, g, first, count, cfg_.dtype, j == 0 ? acc : x);
+      if (j > 0) alu_accumulate(cfg_.redop, cfg_.dtype, acc, x, bytes);
+    }
+  };
+  // Sub-chunk k across the domains, as the second ring adds it: k+1, ..., k.
+  for (int j = 0; j < m; ++j) {
+    const int d = (k + 1 + j) % m;
+    domain_sum(d, j == 0 ? out : partial);
+    if (j > 0) alu_accumulate(cfg_.redop, cfg_.dtype, out, partial, bytes);
+  }
 }
 
 void CollectiveSweep::check_copy(int src, std::uint64_t first, std::uint64_t count,

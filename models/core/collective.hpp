@@ -2,6 +2,7 @@
 // cuts a message into chunks and packet-sized slices, the deterministic input
 // data, and the golden results every output element is checked against.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,36 @@ struct RingPlan {
   int chunk_of(std::uint64_t e) const;
 };
 
+// Hierarchical all-reduce on `domains` scale-up domains of `per_domain` GPUs
+// (GPU g: domain g / per_domain, rank g % per_domain):
+//  1. reduce-scatter inside each domain (ring over its ranks): rank r ends
+//     with chunk r of its domain's sum (`intra`, n = per_domain);
+//  2. all-reduce of chunk r across the domains, among the GPUs of rank r
+//     (ring over the domains: chunk r cut into `domains` sub-chunks, a
+//     reduce-scatter then an all-gather), over the scale-out network;
+//  3. all-gather inside each domain of the chunks from step 2.
+// Packet steps number the three phases in one sequence.
+struct HierPlan {
+  int domains = 1;
+  int per_domain = 1;
+  RingPlan intra;
+
+  int intra_last() const { return per_domain - 2; }           // phase 1: 0 .. D-2
+  int inter_first() const { return per_domain - 1; }          // phase 2 reduce-scatter
+  int inter_rs_last() const { return inter_first() + domains - 2; }
+  int inter_last() const { return inter_first() + 2 * domains - 3; }  // phase 2 all-gather
+  int gather_first() const { return inter_last() + 1; }       // phase 3
+  int last() const { return gather_first() + per_domain - 2; }
+  // Chunk r's sub-chunks (element offsets relative to intra.chunk_begin(r)).
+  RingPlan inter(int r) const {
+    RingPlan p;
+    p.n = domains;
+    p.elements = intra.chunk_elements(r);
+    p.slice_elements = intra.slice_elements;
+    return p;
+  }
+};
+
 // One call of the sweep.
 struct CollectiveCall {
   std::uint64_t bytes = 0;  // per GPU, as nccl-tests reports "size"
@@ -49,6 +80,10 @@ struct CollectiveCall {
   std::uint64_t checked = 0;   // output elements compared
   std::uint64_t rounded = 0;   // of those, not bit-equal but within the rounding tolerance
   bool finished = false;
+  // Hierarchical all-reduce: when the last GPU had its chunk reduced inside
+  // its domain (phase 1), and across the domains (phase 2).
+  Ps intra_done = 0;
+  Ps inter_done = 0;
   std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
 };
@@ -57,7 +92,9 @@ struct CollectiveCall {
 // GPUs of one fabric.
 class CollectiveSweep {
  public:
-  CollectiveSweep(const Config& cfg, int gpus);
+  // `per_domain`: the GPUs of one scale-up domain (the hierarchical
+  // algorithm's groups; the whole fabric when it has one domain).
+  CollectiveSweep(const Config& cfg, int gpus, int per_domain);
 
   const CollectiveConfig& config() const { return cfg_; }
   int gpus() const { return n_; }
@@ -66,7 +103,14 @@ class CollectiveSweep {
   std::size_t current_index() const { return current_; }
   CollectiveCall& current() { return calls_[current_]; }
   const std::vector<CollectiveCall>& calls() const { return calls_; }
+  // The current call's chunks: over all GPUs, or (hierarchical) over the
+  // ranks of one domain.
   const RingPlan& plan() const { return plan_; }
+  bool hierarchical() const { return cfg_.algorithm == CollectiveAlgo::kHierarchical; }
+  const HierPlan& hier() const { return hier_; }
+  // Hierarchical: GPU g finished phase 1 / phase 2 at t.
+  void intra_done(Ps t) { current().intra_done = std::max(current().intra_done, t); }
+  void inter_done(Ps t) { current().inter_done = std::max(current().inter_done, t); }
 
   // Starts the current call at t (sets its plan).
   void begin(Ps t);
@@ -106,6 +150,7 @@ class CollectiveSweep {
   int finished_ = 0;
   bool stop_when_done_ = true;
   RingPlan plan_;
+  HierPlan hier_;
   struct Golden {
     std::vector<std::uint8_t> data;
     int uses_left;
@@ -120,6 +165,9 @@ class CollectiveSweep {
   GoldenMap golden_;  // by first element
   // The golden slice at `first`, computed on its first use.
   GoldenMap::iterator golden(std::uint64_t first, std::uint64_t count, int uses);
+  // Hierarchical: domain partial sums folded across the domains, in the
+  // order the two rings add them.
+  void hier_golden(std::uint64_t first, std::uint64_t count, std::uint8_t* out);
   std::vector<std::uint8_t> scratch_;
 };
 

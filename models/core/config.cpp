@@ -58,7 +58,8 @@ const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"reduce", CollectiveOp::kReduce}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
     {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls},
-    {"push", CollectiveAlgo::kPush}, {"direct", CollectiveAlgo::kDirect}};
+    {"push", CollectiveAlgo::kPush}, {"direct", CollectiveAlgo::kDirect},
+    {"hierarchical", CollectiveAlgo::kHierarchical}};
 const std::vector<std::pair<std::string, DType>> kDTypes = {
     {"fp32", DType::kFp32}, {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"int32", DType::kInt32}};
 const std::vector<std::pair<std::string, RedOp>> kRedOps = {
@@ -181,7 +182,9 @@ Schema<Config> config_schema() {
                "broadcast by multimem.st); push (every GPU writes its data to the switches' "
                "reduction engines, which multicast the result (all_reduce) or send it to "
                "collective.root (reduce)); direct (one shot: every GPU writes to every "
-               "other: all_reduce, all_to_all)");
+               "other: all_reduce, all_to_all); hierarchical (all_reduce: ring "
+               "reduce-scatter inside each scale-up domain, ring all-reduce of each chunk "
+               "across the domains, ring all-gather inside; docs/scale-out.md)");
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
@@ -590,6 +593,8 @@ void validate(const Config& c) {
           return "all_reduce, reduce";
         case CollectiveAlgo::kDirect:
           return "all_reduce, all_to_all";
+        case CollectiveAlgo::kHierarchical:
+          return "all_reduce";
       }
       return "";
     };
@@ -627,12 +632,13 @@ void validate(const Config& c) {
            "synthetic traffic statistics count flits of one link type, and TLM endpoints are "
            "scale-up only");
     const bool flat = c.collective.algorithm == CollectiveAlgo::kRing ||
+                      c.collective.algorithm == CollectiveAlgo::kHierarchical ||
                       (c.collective.algorithm == CollectiveAlgo::kDirect &&
                        c.collective.op == CollectiveOp::kAllToAll);
     if (!flat)
       fail("topology.kind=scaleout: collective.algorithm=" + to_string(c.collective.algorithm) +
            " with collective.op=" + to_string(c.collective.op) +
-           " is not modelled across domains yet; use ring (or direct all_to_all)");
+           " is not modelled across domains yet; use ring or hierarchical (or direct all_to_all)");
     const Config t = scaleout_tier_config(c);
     const std::int64_t so_flits = max_packet_flits(t);
     if (c.scaleout.buffer_flits / c.sw.vcs < so_flits)

@@ -37,7 +37,7 @@ enum class TopologyKind { kSingle, kScaleUp, kScaleOut };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective, kTlm };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
-enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect };
+enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect, kHierarchical };
 enum class Retry { kNone, kGoBackN };
 
 struct SimConfig {

@@ -68,7 +68,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   // Endpoints: synthetic sources/sinks, or GPUs running collectives.
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {
-    sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints);
+    sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints, topo_.per_domain);
     // Multicast group 0: every GPU (the collective's communicator).
     std::vector<int> all(static_cast<size_t>(topo_.endpoints));
     for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;

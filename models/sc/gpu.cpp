@@ -84,7 +84,7 @@ void Gpu::link_down(int l) {
   while (!p.first_step.empty()) {
     const std::uint64_t e = p.first_step.front();
     p.first_step.pop_front();
-    ports_[static_cast<size_t>(pick_link(e * es_, first_step_dst(e)))].first_step.push_back(e);
+    ports_[static_cast<size_t>(first_step_link(e))].first_step.push_back(e);
   }
   p.first_step = std::move(keep);
   for (auto& q : p.ready)
@@ -202,11 +202,7 @@ void Gpu::try_link(int l) {
       flits = flits_on(port, port.reads.front().count * es_);
       from_reads = true;
     } else if (v == 0 && !port.first_step.empty() && (!pull_ || may_read())) {
-      const RingPlan& plan = sweep_.plan();
-      const std::uint64_t first = port.first_step.front();
-      const std::uint64_t count =
-          std::min(plan.slice_elements, plan.chunk_begin(plan.chunk_of(first) + 1) - first);
-      flits = pull_ ? 1 : flits_on(port, count * es_);
+      flits = pull_ ? 1 : flits_on(port, first_step_count(port.first_step.front()) * es_);
       from_first = true;
     } else {
       continue;

@@ -124,6 +124,14 @@ class Gpu : public TimedModule {
   // The next first-step packet of link `port` (made now), or kNoPacket.
   PacketId make_first_step(Port& port);
   int first_step_dst(std::uint64_t first) const;
+  // A first-step entry is an element index; hierarchical entries made from
+  // our reduced chunk carry a tag in the top bits (phase 2: to the next
+  // domain; phase 3 with one domain: to our domain's next GPU).
+  static constexpr std::uint64_t kFromChunkInter = 1ull << 63;
+  static constexpr std::uint64_t kFromChunkGather = 1ull << 62;
+  static constexpr std::uint64_t kEntryElement = kFromChunkGather - 1;
+  std::uint64_t first_step_count(std::uint64_t entry) const;  // elements it sends
+  int first_step_link(std::uint64_t entry) const;             // the port it takes
   PacketId make_read_response(Port& port);  // answers port.reads' oldest request
   void queue(PacketId id);  // on the link its address picks, on its VC
   bool has_work(const Port& port) const;
@@ -131,6 +139,19 @@ class Gpu : public TimedModule {
   void add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data);
   void forward_or_release(const Packet& in, bool forward);
   void direct_fold(const Packet& in);
+  // Hierarchical all-reduce (gpu_hierarchical.cpp).
+  void hier_start();
+  void hier_receive(const Packet& in);
+  void begin_inter();  // our chunk is reduced inside the domain
+  PacketId make_from_chunk(Port& port, std::uint64_t entry);
+  void hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step);
+  void send_on(int step, int dst, std::uint64_t first, std::uint64_t count, PayloadId payload);
+  // Our domain-reduced data at `first` (our input itself with one GPU per domain).
+  const std::uint8_t* chunk_data(std::uint64_t first, std::uint64_t count);
+  int rank() const { return id_ - domain_begin_; }
+  int per_domain() const { return domain_end_ - domain_begin_; }
+  int domain_next() const { return domain_begin_ + (rank() + 1) % per_domain(); }
+  int inter_next() const { return (id_ + per_domain()) % n_; }
   void output_done(std::uint64_t elements);
 
   int id_;
@@ -177,6 +198,15 @@ class Gpu : public TimedModule {
     const auto window = static_cast<std::uint64_t>(cfg_.collective.outstanding);
     return reads_in_flight_ < window && stores_waiting_ < window;
   }
+  // Hierarchical all-reduce: our chunk reduced inside the domain (phase 1's
+  // result, phase 2's own input), its elements still to come, and phase-2
+  // data that arrived before it was complete.
+  bool hier_ = false;
+  std::vector<std::uint8_t> chunk_;
+  std::uint64_t chunk_left_ = 0;
+  std::uint64_t final_left_ = 0;  // our chunk's elements not yet fully reduced
+  bool inter_ready_ = false;
+  std::vector<Packet> inter_stash_;
   bool started_ = false;          // our kernel runs in the current call
   std::vector<Packet> stash_;     // data that arrived before it did
   double issue_factor_ = 1.0;

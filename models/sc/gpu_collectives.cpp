@@ -19,6 +19,7 @@ void Gpu::start_call() {
   nvls_ = algo_ == CollectiveAlgo::kNvls;
   push_ = algo_ == CollectiveAlgo::kPush;
   pull_ = nvls_ && op_ == CollectiveOp::kAllReduce;
+  hier_ = algo_ == CollectiveAlgo::kHierarchical;
   reads_in_flight_ = 0;
   stores_waiting_ = 0;
   for (Port& p : ports_) p.dest_k = 0;
@@ -46,6 +47,7 @@ void Gpu::start_call() {
       expected_ = id_ == root_ && (n_ > 1 || mc) ? all : 0;
       break;
   }
+  if (hier_) hier_start();
   received_ = 0;
   active_ = true;
   started_ = false;
@@ -67,7 +69,7 @@ void Gpu::start_work() {
   const RingPlan& plan = sweep_.plan();
   auto send_chunk = [&](int c) {
     for (std::uint64_t e = plan.chunk_begin(c); e < plan.chunk_begin(c + 1); e += plan.slice_elements)
-      ports_[static_cast<size_t>(pick_link(e * es_, first_step_dst(e)))].first_step.push_back(e);
+      ports_[static_cast<size_t>(first_step_link(e))].first_step.push_back(e);
   };
   auto send_all = [&] {
     for (int c = 0; c < n_; ++c) send_chunk(c);
@@ -77,12 +79,17 @@ void Gpu::start_work() {
       // push / direct: our whole buffer (to the engines / to every peer);
       // NVLS: ld_reduce of our 1/n share; ring: reduce-scatter step 0 sends
       // chunk g-1.
-      if (push_ || (algo_ == CollectiveAlgo::kDirect && n_ > 1))
+      if (hier_) {
+        // Phase 1 as the ring's reduce-scatter step 0, inside our domain.
+        if (n_ > 1 && per_domain() > 1) send_chunk((rank() + per_domain() - 1) % per_domain());
+        if (n_ > 1 && chunk_left_ == 0) begin_inter();
+      } else if (push_ || (algo_ == CollectiveAlgo::kDirect && n_ > 1)) {
         send_all();
-      else if (pull_)
+      } else if (pull_) {
         send_chunk(id_);
-      else if (n_ > 1)
+      } else if (n_ > 1) {
         send_chunk((id_ + n_ - 1) % n_);
+      }
       break;
     case CollectiveOp::kReduceScatter:
       if (n_ > 1) send_chunk((id_ + n_ - 1) % n_);
@@ -112,18 +119,42 @@ void Gpu::start_work() {
 // (a NIC for another domain's GPU).
 int Gpu::first_step_dst(std::uint64_t first) const {
   if (nvls_ || push_) return -1;
+  if (hier_) return domain_next();
   if (op_ == CollectiveOp::kAllToAll) return sweep_.plan().chunk_of(first);
   return (id_ + 1) % n_;
+}
+
+std::uint64_t Gpu::first_step_count(std::uint64_t entry) const {
+  const std::uint64_t first = entry & kEntryElement;
+  const RingPlan& plan = sweep_.plan();
+  int c = plan.chunk_of(first);
+  std::uint64_t end = plan.chunk_begin(c + 1);
+  if (entry & kFromChunkInter) {  // a sub-chunk of our chunk
+    const RingPlan sub = sweep_.hier().inter(c);
+    const std::uint64_t base = plan.chunk_begin(c);
+    end = base + sub.chunk_begin(sub.chunk_of(first - base) + 1);
+  }
+  return std::min(plan.slice_elements, end - first);
+}
+
+int Gpu::first_step_link(std::uint64_t entry) const {
+  const std::uint64_t first = entry & kEntryElement;
+  const int dst = entry & kFromChunkInter    ? inter_next()
+                  : entry & kFromChunkGather ? domain_next()
+                                             : first_step_dst(first);
+  return pick_link(first * es_, dst);
 }
 
 PacketId Gpu::make_first_step(Port& port) {
   if (port.first_step.empty()) return kNoPacket;
   if (pull_ && !may_read()) return kNoPacket;  // a response or a store leaving will try again
-  const RingPlan& plan = sweep_.plan();
   const std::uint64_t first = port.first_step.front();
-  const int c = plan.chunk_of(first);
-  const std::uint64_t count = std::min(plan.slice_elements, plan.chunk_begin(c + 1) - first);
-  int dst = (id_ + 1) % n_;
+  if (first & ~kEntryElement) {
+    port.first_step.pop_front();
+    return make_from_chunk(port, first);
+  }
+  const std::uint64_t count = first_step_count(first);
+  int dst = hier_ ? domain_next() : (id_ + 1) % n_;
   if (algo_ == CollectiveAlgo::kDirect && op_ == CollectiveOp::kAllReduce) {
     // One slice goes to every peer in turn: id+1, id+2, ...
     dst = (id_ + 1 + port.dest_k) % n_;
@@ -131,7 +162,7 @@ PacketId Gpu::make_first_step(Port& port) {
     if (port.dest_k == 0) port.first_step.pop_front();
   } else {
     port.first_step.pop_front();
-    if (op_ == CollectiveOp::kAllToAll) dst = c;
+    if (op_ == CollectiveOp::kAllToAll) dst = sweep_.plan().chunk_of(first);
   }
   const PacketId id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
   Packet& p = pool_.get(id);
@@ -163,6 +194,10 @@ void Gpu::receive(const Packet& in) {
   const std::uint64_t first = in.addr / es_;
   const std::uint64_t count = in.bytes / es_;
   const PayloadId payload = in.payload;
+  if (hier_) {
+    hier_receive(in);
+    return;
+  }
   if (in.kind == PacketKind::kReadReq) {
     // The switch reads our data for a reduction: answer on the response VC,
     // on the link the address picks (so it reaches the same chip's engine),

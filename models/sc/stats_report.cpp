@@ -59,7 +59,7 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
   for (std::size_t i = 0; i < calls.size();) {
     // One row per size: the mean over its iterations, like nccl-tests.
     std::size_t j = i;
-    double time_ns = 0;
+    double time_ns = 0, intra_ns = 0, inter_ns = 0;
     std::uint64_t wrong = 0, checked = 0, rounded = 0, stores_max = 0;
     int done = 0;
     std::vector<double> times;  // per iteration, for the tail
@@ -67,6 +67,8 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     for (; j < calls.size() && calls[j].bytes == calls[i].bytes; ++j) {
       if (!calls[j].finished) continue;
       time_ns += ps_to_ns(calls[j].end - calls[j].start);
+      intra_ns += ps_to_ns(calls[j].intra_done - calls[j].start);
+      inter_ns += ps_to_ns(calls[j].inter_done - calls[j].start);
       times.push_back(ps_to_ns(calls[j].end - calls[j].start));
       // A GPU that has its output waits for the slowest before the next call.
       for (std::size_t g = 0; g < wait.size(); ++g)
@@ -104,6 +106,13 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
                     {"within_rounding", rounded},
                     {"checked_elements", checked},
                     {"stores_waiting_max", stores_max}});
+    if (sweep.hierarchical() && done) {
+      // When the last GPU had its chunk reduced inside its domain, and
+      // across the domains (from the call's start; the all-gather inside
+      // the domains ends at time_us).
+      rows.back()["intra_done_us"] = intra_ns / done / 1000.0;
+      rows.back()["inter_done_us"] = inter_ns / done / 1000.0;
+    }
     i = j;
   }
   return {{"op", to_string(k.op)},

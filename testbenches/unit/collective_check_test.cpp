@@ -22,7 +22,7 @@ CollectiveSweep make_sweep(const char* order) {
       "", {"workload.kind=collective", "topology.kind=single", "switch.ports=8",
            "collective.algorithm=push", "collective.min_bytes=256", "collective.max_bytes=256",
            std::string("reduction.order=") + order});
-  CollectiveSweep s(c, kGpus);
+  CollectiveSweep s(c, kGpus, kGpus);
   s.begin(0);
   return s;
 }

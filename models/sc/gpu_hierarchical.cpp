@@ -1,0 +1,162 @@
+// Hierarchical all-reduce (HierPlan in collective.hpp): what a GPU sends and
+// does on receipt in each of the three phases.
+//
+// Timing assumptions, as for the ring: a slice moves on as soon as it
+// arrives and a GPU's local add is instantaneous. Phase 2 starts at a GPU
+// when its whole chunk is reduced inside its domain (its own input to the
+// second ring must be complete: a barrier per GPU, not per call); data from
+// other domains that arrives earlier waits. Phase 3 is pipelined: every
+// slice of our chunk goes on inside the domain as soon as it is final.
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/sc/gpu.hpp"
+
+namespace fabricsim {
+
+void Gpu::hier_start() {
+  const std::uint64_t mine = sweep_.plan().chunk_elements(rank());
+  final_left_ = mine;
+  // With one GPU per domain our chunk is our input: nothing to wait for.
+  chunk_left_ = per_domain() > 1 ? mine : 0;
+  chunk_.resize(static_cast<std::size_t>(chunk_left_) * es_);
+  inter_ready_ = false;
+  inter_stash_.clear();
+}
+
+const std::uint8_t* Gpu::chunk_data(std::uint64_t first, std::uint64_t count) {
+  if (per_domain() == 1) {
+    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+               own_.data());
+    return own_.data();
+  }
+  return chunk_.data() + (first - sweep_.plan().chunk_begin(rank())) * es_;
+}
+
+// Our chunk is reduced inside the domain: start the second ring on it (its
+// reduce-scatter step 0 sends sub-chunk (domain - 1) to the next domain),
+// or, with one domain, it is final: send it round the domain.
+void Gpu::begin_inter() {
+  inter_ready_ = true;
+  sweep_.intra_done(now());
+  const HierPlan& h = sweep_.hier();
+  const RingPlan& plan = sweep_.plan();
+  const int r = rank();
+  const std::uint64_t base = plan.chunk_begin(r);
+  auto push = [&](std::uint64_t begin, std::uint64_t end, std::uint64_t tag) {
+    for (std::uint64_t e = begin; e < end; e += plan.slice_elements)
+      ports_[static_cast<size_t>(first_step_link(e | tag))].first_step.push_back(e | tag);
+  };
+  if (h.domains == 1) {
+    push(base, plan.chunk_begin(r + 1), kFromChunkGather);
+  } else {
+    const RingPlan sub = h.inter(r);
+    const int k = (id_ / per_domain() + h.domains - 1) % h.domains;
+    push(base + sub.chunk_begin(k), base + sub.chunk_begin(k + 1), kFromChunkInter);
+    std::vector<Packet> early;
+    early.swap(inter_stash_);
+    for (const Packet& p : early) hier_receive(p);
+  }
+  if (final_left_ == 0) sweep_.inter_done(now());
+  for (int l = 0; l < links(); ++l) try_link(l);
+}
+
+// A first-step packet whose data is our reduced chunk: phase 2's first send
+// (to the next domain), or with one domain phase 3's (then it is final:
+// checked here, as part of our output).
+PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
+  const std::uint64_t first = entry & kEntryElement;
+  const std::uint64_t count = first_step_count(entry);
+  const bool inter = (entry & kFromChunkInter) != 0;
+  const HierPlan& h = sweep_.hier();
+  const PacketId id = make_packet(inter ? h.inter_first() : h.gather_first(), first, count);
+  Packet& p = pool_.get(id);
+  p.dst = inter ? inter_next() : domain_next();
+  p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
+  p.payload = payloads_.alloc();
+  std::uint8_t* data = payloads_.data(p.payload);
+  const std::uint8_t* src = chunk_data(first, count);
+  std::copy(src, src + count * es_, data);
+  if (!inter) {
+    sweep_.check(first, count, data, n_);
+    if ((final_left_ -= count) == 0) sweep_.inter_done(now());
+    output_done(count);
+  }
+  return id;
+}
+
+void Gpu::send_on(int step, int dst, std::uint64_t first, std::uint64_t count, PayloadId payload) {
+  const PacketId id = make_packet(step, first, count);
+  Packet& p = pool_.get(id);
+  p.dst = dst;
+  p.payload = payload;
+  queue(id);
+}
+
+// A slice of our chunk is final (phase 2 reduced it across the domains):
+// it is part of our output, goes on round the second ring (`next_step`,
+// -1: it has been everywhere) and into our domain (phase 3). The two
+// packets share the payload: nobody changes final data.
+void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step) {
+  sweep_.check(first, count, payloads_.data(payload), n_);
+  if (per_domain() > 1) {
+    payloads_.retain(payload);
+    send_on(sweep_.hier().gather_first(), domain_next(), first, count, payload);
+  }
+  if (next_step >= 0)
+    send_on(next_step, inter_next(), first, count, payload);
+  else
+    payloads_.release(payload);
+  if ((final_left_ -= count) == 0) sweep_.inter_done(now());
+  output_done(count);
+}
+
+void Gpu::hier_receive(const Packet& in) {
+  const HierPlan& h = sweep_.hier();
+  const int t = in.step;
+  const std::uint64_t first = in.addr / es_;
+  const std::uint64_t count = in.bytes / es_;
+  const PayloadId payload = in.payload;
+  std::uint8_t* data = payloads_.data(payload);
+  if (t <= h.intra_last()) {  // phase 1: the ring's reduce-scatter in the domain
+    add_own_input(first, count, data);
+    if (t < h.intra_last()) {
+      send_on(t + 1, domain_next(), first, count, payload);
+      return;
+    }
+    const std::uint64_t base = sweep_.plan().chunk_begin(rank());
+    if (first < base || first + count > base + chunk_.size() / es_ || count > chunk_left_)
+      throw InvariantError(std::string(name()) + ": element " + std::to_string(first) +
+                           " reduced inside the domain twice or outside our chunk");
+    std::copy(data, data + count * es_, chunk_.data() + (first - base) * es_);
+    payloads_.release(payload);
+    if ((chunk_left_ -= count) == 0) begin_inter();
+    return;
+  }
+  if (t <= h.inter_rs_last()) {  // phase 2, reduce-scatter across the domains
+    if (!inter_ready_) {
+      inter_stash_.push_back(in);
+      return;
+    }
+    const std::uint8_t* mine = chunk_data(first, count);
+    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, data, mine, count * es_);
+    if (t < h.inter_rs_last())
+      send_on(t + 1, inter_next(), first, count, payload);
+    else
+      hier_final(first, count, payload, t + 1);
+    return;
+  }
+  if (t <= h.inter_last()) {  // phase 2, all-gather across the domains
+    hier_final(first, count, payload, t < h.inter_last() ? t + 1 : -1);
+    return;
+  }
+  // Phase 3: the all-gather inside the domain.
+  sweep_.check(first, count, data, n_);
+  if (t < h.last())
+    send_on(t + 1, domain_next(), first, count, payload);
+  else
+    payloads_.release(payload);
+  output_done(count);
+}
+
+}  // namespace fabricsim
