@@ -68,7 +68,41 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
              static_cast<double>(s["host"]["peak_rss_bytes"].get<std::uint64_t>()) / 1048576.0, path);
 }
 
+// collective.workload: one line per call of the last step, then the step.
+void print_workload(const Config& c, const nlohmann::json& s, const std::string& path) {
+  const auto& k = s["collectives"];
+  fmt::print("fabricsim: workload {} ({}) on {} GPUs, {}\n", k["workload"].get<std::string>(),
+             k["file"].get<std::string>(), k["gpus"].get<int>(), to_string(c.collective.dtype));
+  fmt::print("# {:>14} {:>12} {:>12} {:>10} {:>10} {:>10} {:>9} {:>11} {:>11} {:>7}\n", "call", "op",
+             "group", "size", "compute", "time", "busbw", "scale-up", "scale-out", "#wrong");
+  fmt::print("# {:>14} {:>12} {:>12} {:>10} {:>10} {:>10} {:>9} {:>11} {:>11} {:>7}\n", "", "", "",
+             "(B)", "(us)", "(us)", "(GB/s)", "(B)", "(B)", "");
+  const int last = k["rows"].empty() ? 0 : k["rows"].back()["iteration"].get<int>();
+  for (const auto& r : k["rows"]) {
+    if (r["iteration"].get<int>() != last) continue;
+    fmt::print("  {:>14} {:>12} {:>12} {:>10} {:>10.2f} {:>10.2f} {:>9.2f} {:>11.4g} {:>11.4g} {:>7}\n",
+               r["name"].get<std::string>(), r["op"].get<std::string>(),
+               r["group"].get<std::string>() + "=" + r["layout"].get<std::string>(),
+               r["size_bytes"].get<std::uint64_t>(), r["compute_us"].get<double>(),
+               r["time_us"].get<double>(), r["busbw_GBps"].get<double>(),
+               r["scale_up_bytes"].get<double>(), r["scale_out_bytes"].get<double>(),
+               k["check"].get<bool>() ? std::to_string(r["wrong"].get<std::uint64_t>()) : "n/a");
+  }
+  std::string steps;
+  for (const auto& t : k["step_time_us"]) steps += fmt::format(" {:.2f}", t.get<double>());
+  fmt::print("# step time (us):{}; last step: {:.2f} us in collectives, {:.2f} us of compute\n", steps,
+             k["last_step_communication_us"].get<double>(), k["last_step_compute_us"].get<double>());
+  fmt::print("# host {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB -> {}\n",
+             s["sim"]["host_seconds"].get<double>(),
+             s["host"]["events_per_second"].get<double>() / 1e6,
+             static_cast<double>(s["host"]["peak_rss_bytes"].get<std::uint64_t>()) / 1048576.0, path);
+}
+
 void print_summary(const Config& c, const nlohmann::json& s, const std::string& path) {
+  if (s.contains("collectives") && s["collectives"].contains("workload")) {
+    print_workload(c, s, path);
+    return;
+  }
   if (s.contains("collectives")) {
     print_collectives(c, s, path);
     return;

@@ -121,9 +121,30 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
                          std::to_string(per_domain));
   hier_.per_domain = per_domain;
   hier_.domains = gpus / per_domain;
+  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  if (!cfg_.workload.empty()) {
+    // A training step: the file's calls in order, collective.iterations times.
+    workload_ = load_training(cfg_.workload, cfg_.groups);
+    partitions_ = training_partitions(workload_, gpus);
+    for (int it = 0; it < cfg_.iterations; ++it)
+      for (std::size_t i = 0; i < workload_.calls.size(); ++i) {
+        const TrainingCall& t = workload_.calls[i];
+        CollectiveCall c;
+        c.bytes = t.bytes / es * es;
+        c.iteration = it;
+        c.op = t.op;
+        c.algorithm = t.algorithm;
+        c.workload_call = static_cast<int>(i);
+        c.gap = ns_to_ps(t.compute_ns);
+        for (std::size_t k = 0; k < partitions_.size(); ++k)
+          if (partitions_[k].name == t.group) c.partition = static_cast<int>(k);
+        calls_.push_back(c);
+      }
+    return;
+  }
+  partitions_ = {whole_fabric(gpus)};
   tolerant_ = cfg.reduction.order == FoldOrder::kArrival && uses_reduction_engine(cfg) &&
               reduces(cfg_.op) && cfg_.redop == RedOp::kSum && cfg_.dtype != DType::kInt32;
-  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   for (std::uint64_t b = static_cast<std::uint64_t>(cfg_.min_bytes);
        b <= static_cast<std::uint64_t>(cfg_.max_bytes);
        b *= static_cast<std::uint64_t>(cfg_.step_factor)) {
@@ -131,6 +152,9 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       CollectiveCall c;
       c.bytes = b / es * es;
       c.iteration = it;
+      c.op = cfg_.op;
+      c.algorithm = cfg_.algorithm;
+      c.gap = calls_.empty() ? 0 : ns_to_ps(cfg_.gap_ns);
       calls_.push_back(c);
     }
     if (b > static_cast<std::uint64_t>(cfg_.max_bytes) / static_cast<std::uint64_t>(cfg_.step_factor))
@@ -142,7 +166,7 @@ void CollectiveSweep::begin(Ps t) {
   CollectiveCall& c = current();
   c.start = t;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
-  plan_.n = hierarchical() ? hier_.per_domain : n_;
+  plan_.n = hierarchical() ? hier_.per_domain : partition(c.partition).size();
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
@@ -166,6 +190,7 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
   if (++finished_ < n_) return false;
   current().end = t;
   current().finished = true;
+  if (on_call_end_) on_call_end_(current());
   ++current_;
   return true;
 }
@@ -180,9 +205,9 @@ bool CollectiveSweep::within_tolerance(const Golden& g, std::uint64_t i,
   return std::fabs(have - want) <= 2.0 * (n_ - 1) * u * g.abs_sum[i];
 }
 
-double CollectiveSweep::bus_factor() const {
-  const double n = n_;
-  switch (cfg_.op) {
+double CollectiveSweep::bus_factor(const CollectiveCall& c) const {
+  const double n = partition(c.partition).size();
+  switch (c.op) {
     case CollectiveOp::kAllReduce:
       return 2.0 * (n - 1) / n;
     case CollectiveOp::kReduceScatter:
@@ -200,19 +225,26 @@ double CollectiveSweep::bus_factor() const {
 // ring's order for that chunk (c+1, c+2, ..., c: the order the ring adds
 // them); for all-gather, the owner's input.
 CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first,
-                                                            std::uint64_t count, int uses) {
-  auto it = golden_.find(first);
+                                                            std::uint64_t count, int uses,
+                                                            int group) {
+  const std::vector<int>& members = partition(current().partition).groups[static_cast<size_t>(group)];
+  const int n = static_cast<int>(members.size());
+  const std::uint64_t key = first * partition(current().partition).groups.size() +
+                            static_cast<std::uint64_t>(group);
+  auto it = golden_.find(key);
   if (it != golden_.end()) return it;
   const std::size_t es = element_bytes(cfg_.dtype);
   const std::size_t bytes = static_cast<std::size_t>(count) * es;
   const std::uint64_t call = current_;
+  const CollectiveOp op = current().op;
   const int c = plan_.chunk_of(first);
   Golden g{std::vector<std::uint8_t>(bytes), uses, {}};
   const int root = static_cast<int>(cfg_.root);
-  if (cfg_.op == CollectiveOp::kAllGather) {
-    fill_input(seed_, call, c, first, count, cfg_.dtype, g.data.data());
-  } else if (cfg_.op == CollectiveOp::kBroadcast) {
-    fill_input(seed_, call, root, first, count, cfg_.dtype, g.data.data());
+  if (op == CollectiveOp::kAllGather) {
+    fill_input(seed_, call, members[static_cast<size_t>(c)], first, count, cfg_.dtype, g.data.data());
+  } else if (op == CollectiveOp::kBroadcast) {
+    fill_input(seed_, call, members[static_cast<size_t>(root)], first, count, cfg_.dtype,
+               g.data.data());
   } else if (hierarchical()) {
     hier_golden(first, count, g.data.data());
   } else {
@@ -220,24 +252,25 @@ CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first
     // the order root+1, ..., root; the switch engine and the direct
     // algorithm fold in member order 0, 1, ..., n-1.
     int start = 0;
-    if (cfg_.algorithm == CollectiveAlgo::kRing)
-      start = cfg_.op == CollectiveOp::kReduce ? root + 1 : c + 1;
+    if (current().algorithm == CollectiveAlgo::kRing)
+      start = op == CollectiveOp::kReduce ? root + 1 : c + 1;
+    const auto member = [&](int k) { return members[static_cast<size_t>(k % n)]; };
     scratch_.resize(bytes);
-    fill_input(seed_, call, start % n_, first, count, cfg_.dtype, g.data.data());
-    for (int k = 1; k < n_; ++k) {
-      fill_input(seed_, call, (start + k) % n_, first, count, cfg_.dtype, scratch_.data());
+    fill_input(seed_, call, member(start), first, count, cfg_.dtype, g.data.data());
+    for (int k = 1; k < n; ++k) {
+      fill_input(seed_, call, member(start + k), first, count, cfg_.dtype, scratch_.data());
       alu_accumulate(cfg_.redop, cfg_.dtype, g.data.data(), scratch_.data(), bytes);
     }
     if (tolerant_) {
       g.abs_sum.assign(static_cast<std::size_t>(count), 0.0);
-      for (int k = 0; k < n_; ++k) {
-        fill_input(seed_, call, k, first, count, cfg_.dtype, scratch_.data());
+      for (int k = 0; k < n; ++k) {
+        fill_input(seed_, call, member(k), first, count, cfg_.dtype, scratch_.data());
         for (std::uint64_t i = 0; i < count; ++i)
           g.abs_sum[i] += std::fabs(element_value(cfg_.dtype, scratch_.data() + i * es));
       }
     }
   }
-  return golden_.emplace(first, std::move(g)).first;
+  return golden_.emplace(key, std::move(g)).first;
 }
 
 void CollectiveSweep::hier_golden(std::uint64_t first, std::uint64_t count, std::uint8_t* out) {
@@ -280,10 +313,10 @@ void CollectiveSweep::check_copy(int src, std::uint64_t first, std::uint64_t cou
 }
 
 void CollectiveSweep::check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data,
-                            int expected_uses) {
+                            int expected_uses, int group) {
   if (!cfg_.check) return;
   // One lookup: in a large call the table is far bigger than the caches.
-  const auto it = golden(first, count, expected_uses);
+  const auto it = golden(first, count, expected_uses, group);
   const std::vector<std::uint8_t>& g = it->second.data;
   const std::size_t es = element_bytes(cfg_.dtype);
   std::uint64_t wrong = 0, rounded = 0;

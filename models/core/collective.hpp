@@ -4,12 +4,14 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
 #include "models/core/config.hpp"
 #include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
+#include "models/core/training.hpp"
 
 namespace fabricsim {
 
@@ -74,6 +76,14 @@ struct HierPlan {
 struct CollectiveCall {
   std::uint64_t bytes = 0;  // per GPU, as nccl-tests reports "size"
   int iteration = 0;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  CollectiveAlgo algorithm = CollectiveAlgo::kRing;
+  int partition = 0;   // the GPU groups it runs on (CollectiveSweep::partition)
+  int workload_call = -1;  // collective.workload: its index in the file's calls
+  Ps gap = 0;          // after the previous call ends (compute, or collective.gap_ns)
+  // What the fabric's links had carried when the call ended, per tier
+  // (scale-up, scale-out; the fabric's on_call_end fills it).
+  double tier_bytes[2] = {0, 0};
   Ps start = 0;
   Ps end = 0;
   std::uint64_t wrong = 0;     // output elements that differ from the golden result
@@ -106,7 +116,13 @@ class CollectiveSweep {
   // The current call's chunks: over all GPUs, or (hierarchical) over the
   // ranks of one domain.
   const RingPlan& plan() const { return plan_; }
-  bool hierarchical() const { return cfg_.algorithm == CollectiveAlgo::kHierarchical; }
+  bool hierarchical() const { return current().algorithm == CollectiveAlgo::kHierarchical; }
+  const CollectiveCall& current() const { return calls_[current_]; }
+  // The GPU groups of a call: partition 0 is every GPU in one group.
+  const Partition& partition(int k) const { return partitions_[static_cast<size_t>(k)]; }
+  const std::vector<Partition>& partitions() const { return partitions_; }
+  // collective.workload: the file's name and its calls, else nullptr.
+  const TrainingWorkload* workload() const { return workload_.calls.empty() ? nullptr : &workload_; }
   const HierPlan& hier() const { return hier_; }
   // Hierarchical: GPU g finished phase 1 / phase 2 at t.
   void intra_done(Ps t) { current().intra_done = std::max(current().intra_done, t); }
@@ -124,7 +140,9 @@ class CollectiveSweep {
   // against the golden result of the current call; counts mismatches.
   // `expected_uses`: how many GPUs will check this slice (the golden slice is
   // computed once and kept until then).
-  void check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data, int expected_uses);
+  // `group`: the checking GPU's group in the call's partition.
+  void check(std::uint64_t first, std::uint64_t count, const std::uint8_t* data, int expected_uses,
+             int group);
   // Checks `count` elements that must equal GPU `src`'s input at `first`
   // (all-to-all: a copy, nothing reduced).
   void check_copy(int src, std::uint64_t first, std::uint64_t count, const std::uint8_t* data);
@@ -134,8 +152,10 @@ class CollectiveSweep {
   bool stop_kernel_when_done() const { return stop_when_done_; }
   void set_stop_kernel_when_done(bool stop) { stop_when_done_ = stop; }
 
-  // nccl-tests' bus bandwidth factor for this collective on n GPUs.
-  double bus_factor() const;
+  // nccl-tests' bus bandwidth factor of a call (its op on its group size).
+  double bus_factor(const CollectiveCall& c) const;
+  // Called by the GPU that ends a call, before the next begins.
+  void set_on_call_end(std::function<void(CollectiveCall&)> f) { on_call_end_ = std::move(f); }
   // Whether outputs are checked within a rounding tolerance, not bit for bit.
   bool tolerant() const { return tolerant_; }
 
@@ -146,6 +166,9 @@ class CollectiveSweep {
   int n_;
   std::uint64_t seed_;
   std::vector<CollectiveCall> calls_;
+  std::vector<Partition> partitions_;
+  TrainingWorkload workload_;
+  std::function<void(CollectiveCall&)> on_call_end_;
   std::size_t current_ = 0;
   int finished_ = 0;
   bool stop_when_done_ = true;
@@ -162,9 +185,9 @@ class CollectiveSweep {
   bool tolerant_ = false;
   bool within_tolerance(const Golden& g, std::uint64_t i, const std::uint8_t* got) const;
   using GoldenMap = std::unordered_map<std::uint64_t, Golden>;
-  GoldenMap golden_;  // by first element
-  // The golden slice at `first`, computed on its first use.
-  GoldenMap::iterator golden(std::uint64_t first, std::uint64_t count, int uses);
+  GoldenMap golden_;  // by first element and group
+  // The golden slice at `first` of a group, computed on its first use.
+  GoldenMap::iterator golden(std::uint64_t first, std::uint64_t count, int uses, int group);
   // Hierarchical: domain partial sums folded across the domains, in the
   // order the two rings add them.
   void hier_golden(std::uint64_t first, std::uint64_t count, std::uint8_t* out);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "models/core/topology.hpp"
+#include "models/core/training.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -185,6 +186,21 @@ Schema<Config> config_schema() {
                "other: all_reduce, all_to_all); hierarchical (all_reduce: ring "
                "reduce-scatter inside each scale-up domain, ring all-reduce of each chunk "
                "across the domains, ring all-gather inside; docs/scale-out.md)");
+  s.add_custom<CollectiveConfig, std::string>(
+      "collective.workload", &C::collective, &CollectiveConfig::workload, "path",
+      "a JSON file (traces/workloads/README.md), or empty",
+      "a training step's collectives, each on its group of GPUs with the compute time before "
+      "it (traces/workloads/README.md); replaces op, algorithm and the size sweep "
+      "(collective.iterations repeats the step); empty: the nccl-tests-like sweep",
+      [](const std::string&, const std::string& t) { return t; },
+      [](const std::string& v) { return v; });
+  s.add_custom<CollectiveConfig, std::string>(
+      "collective.groups", &C::collective, &CollectiveConfig::groups, "group layouts",
+      "NAME=SIZExSTRIDE[+SIZExSTRIDE...],... for groups the workload defines",
+      "re-maps the workload's groups onto the GPUs, e.g. tp=4x1+2x8,dp=2x4+2x16 "
+      "(docs/scale-out.md); empty: the file's layouts",
+      [](const std::string&, const std::string& t) { return t; },
+      [](const std::string& v) { return v; });
   s.add_int("collective.min_bytes", &C::collective, &CollectiveConfig::min_bytes, "B", 1,
             std::int64_t{1} << 40, "smallest message size of the sweep, per GPU (nccl-tests -b)");
   s.add_int("collective.max_bytes", &C::collective, &CollectiveConfig::max_bytes, "B", 1,
@@ -620,6 +636,17 @@ void validate(const Config& c) {
       fail("in-switch reduction needs GPUs attached directly to every chip "
            "(no topology.switch_links)");
     const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
+    if (!k.workload.empty()) {
+      const TrainingWorkload w = load_training(k.workload, k.groups);
+      training_partitions(w, static_cast<int>(n));  // every layout tiles the GPUs
+      for (const TrainingCall& call : w.calls)
+        if (call.bytes < static_cast<std::uint64_t>(es))
+          fail("workload '" + k.workload + "' call " + call.name + ": bytes=" +
+               std::to_string(call.bytes) + " is less than one " + to_string(k.dtype) +
+               " element (collective.dtype)");
+    } else if (!k.groups.empty()) {
+      fail("collective.groups=" + k.groups + " re-maps a workload's groups: set collective.workload");
+    }
     if (k.min_bytes < es || k.payload_bytes % es != 0)
       fail("collective.min_bytes=" + std::to_string(k.min_bytes) + " and collective.payload_bytes=" +
            std::to_string(k.payload_bytes) + " must hold whole " + to_string(k.dtype) +

@@ -149,6 +149,8 @@ struct CollectiveConfig {
   std::int64_t outstanding = 1024;
   std::int64_t root = 0;
   bool check = true;
+  std::string workload;  // a training step's calls (JSON); empty: the size sweep
+  std::string groups;    // NAME=LAYOUT,... replacing the workload's group layouts
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).

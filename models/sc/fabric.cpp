@@ -69,6 +69,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {
     sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints, topo_.per_domain);
+    sweep_->set_on_call_end([this](CollectiveCall& c) { tier_bytes(c.tier_bytes); });
     // Multicast group 0: every GPU (the collective's communicator).
     std::vector<int> all(static_cast<size_t>(topo_.endpoints));
     for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;
@@ -271,8 +272,9 @@ std::uint64_t Fabric::events() const {
 
 void Fabric::start_of_simulation() {
   if (!collective() || sweep_->done()) return;
-  sweep_->begin(0);
-  for (Gpu* g : gpu_ptrs_) g->begin_call(0);
+  const Ps start = sweep_->current().gap;
+  sweep_->begin(start);
+  for (Gpu* g : gpu_ptrs_) g->begin_call(start);
 }
 
 bool Fabric::run() {

@@ -96,6 +96,9 @@ class Fabric : public sc_core::sc_module {
 
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;
+  // Bytes the links of each tier (scale-up, scale-out) have carried so far:
+  // flits sent x the tier's flit size.
+  void tier_bytes(double out[2]) const;
 
  protected:
   void start_of_simulation() override;

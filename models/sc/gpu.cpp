@@ -27,6 +27,9 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
     p.flit_bytes = cfg.link.flit_bytes;
   }
   domain_end_ = n_;
+  members_ = &sweep.partition(0).groups[0];  // until a call names its group
+  gn_ = n_;
+  rank_ = id;
   for (int k = 0; k < links; ++k) up_ports_.push_back(k);
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
 }
@@ -131,7 +134,7 @@ PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
   p.kind = PacketKind::kWrite;
   p.t_gen = p.t_inject = now();
   p.src = id_;
-  p.dst = (id_ + 1) % n_;
+  p.dst = member(rank_ + 1);  // the ring's next GPU
   p.addr = first * es_;
   p.bytes = static_cast<std::uint32_t>(count * es_);
   // p.flits: sized by the port it takes (flits_on), or 1 for a request.
@@ -270,7 +273,7 @@ void Gpu::output_done(std::uint64_t elements) {
     if (sweep_.stop_kernel_when_done()) sc_core::sc_stop();
     return;
   }
-  const Ps next = now() + ns_to_ps(cfg_.collective.gap_ns);
+  const Ps next = now() + sweep_.current().gap;
   sweep_.begin(next);
   for (Gpu* g : peers_) g->begin_call(next);
 }

@@ -148,7 +148,9 @@ class Gpu : public TimedModule {
   void send_on(int step, int dst, std::uint64_t first, std::uint64_t count, PayloadId payload);
   // Our domain-reduced data at `first` (our input itself with one GPU per domain).
   const std::uint8_t* chunk_data(std::uint64_t first, std::uint64_t count);
-  int rank() const { return id_ - domain_begin_; }
+  int rank() const { return id_ - domain_begin_; }  // in our domain
+  // The call's group: GPU of rank r (mod the group's size).
+  int member(int r) const { return (*members_)[static_cast<size_t>(r % gn_)]; }
   int per_domain() const { return domain_end_ - domain_begin_; }
   int domain_next() const { return domain_begin_ + (rank() + 1) % per_domain(); }
   int inter_next() const { return (id_ + per_domain()) % n_; }
@@ -171,7 +173,11 @@ class Gpu : public TimedModule {
   std::function<bool(int, int)> reach_;
   std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice
 
-  // Current call.
+  // Current call: our group (members in ring order), our rank in it.
+  const std::vector<int>* members_ = nullptr;
+  int gn_ = 1;
+  int rank_ = 0;
+  int group_ = 0;
   int first_step_ = 0;   // 0 (reduce-scatter first) or n-1 (all-gather only)
   int last_step_ = 0;    // the last step of the call
   std::uint64_t expected_ = 0;  // output elements this GPU must receive

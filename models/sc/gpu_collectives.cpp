@@ -11,11 +11,17 @@ namespace fabricsim {
 // n-1 .. 2n-3. Other collectives do not use the step.
 void Gpu::start_call() {
   const RingPlan& plan = sweep_.plan();
-  op_ = cfg_.collective.op;
-  algo_ = cfg_.collective.algorithm;
+  const CollectiveCall& call = sweep_.current();
+  op_ = call.op;
+  algo_ = call.algorithm;
+  const Partition& part = sweep_.partition(call.partition);
+  group_ = part.group_of[static_cast<size_t>(id_)];
+  rank_ = part.rank_of[static_cast<size_t>(id_)];
+  members_ = &part.groups[static_cast<size_t>(group_)];
+  gn_ = static_cast<int>(members_->size());
   root_ = static_cast<int>(cfg_.collective.root);
-  first_step_ = op_ == CollectiveOp::kAllGather ? n_ - 1 : 0;
-  last_step_ = op_ == CollectiveOp::kReduceScatter ? n_ - 2 : 2 * n_ - 3;
+  first_step_ = op_ == CollectiveOp::kAllGather ? gn_ - 1 : 0;
+  last_step_ = op_ == CollectiveOp::kReduceScatter ? gn_ - 2 : 2 * gn_ - 3;
   nvls_ = algo_ == CollectiveAlgo::kNvls;
   push_ = algo_ == CollectiveAlgo::kPush;
   pull_ = nvls_ && op_ == CollectiveOp::kAllReduce;
@@ -25,26 +31,26 @@ void Gpu::start_call() {
   for (Port& p : ports_) p.dest_k = 0;
   // Output elements this GPU receives. Multicast (NVLS, push) includes the
   // sender, so there even a lone GPU receives its own data back.
-  const std::uint64_t all = plan.elements, own = plan.chunk_elements(id_);
+  const std::uint64_t all = plan.elements, own = plan.chunk_elements(rank_);
   const bool mc = nvls_ || push_;
   switch (op_) {
     case CollectiveOp::kAllReduce:
-      expected_ = n_ > 1 || mc ? all : 0;
+      expected_ = gn_ > 1 || mc ? all : 0;
       break;
     case CollectiveOp::kReduceScatter:
-      expected_ = n_ > 1 ? own : 0;
+      expected_ = gn_ > 1 ? own : 0;
       break;
     case CollectiveOp::kAllGather:
       expected_ = mc ? all : all - own;
       break;
     case CollectiveOp::kAllToAll:
-      expected_ = static_cast<std::uint64_t>(n_ - 1) * own;
+      expected_ = static_cast<std::uint64_t>(gn_ - 1) * own;
       break;
     case CollectiveOp::kBroadcast:
-      expected_ = mc || id_ != root_ ? all : 0;
+      expected_ = mc || rank_ != root_ ? all : 0;
       break;
     case CollectiveOp::kReduce:
-      expected_ = id_ == root_ && (n_ > 1 || mc) ? all : 0;
+      expected_ = rank_ == root_ && (gn_ > 1 || mc) ? all : 0;
       break;
   }
   if (hier_) hier_start();
@@ -72,7 +78,7 @@ void Gpu::start_work() {
       ports_[static_cast<size_t>(first_step_link(e))].first_step.push_back(e);
   };
   auto send_all = [&] {
-    for (int c = 0; c < n_; ++c) send_chunk(c);
+    for (int c = 0; c < gn_; ++c) send_chunk(c);
   };
   switch (op_) {
     case CollectiveOp::kAllReduce:
@@ -81,33 +87,33 @@ void Gpu::start_work() {
       // chunk g-1.
       if (hier_) {
         // Phase 1 as the ring's reduce-scatter step 0, inside our domain.
-        if (n_ > 1 && per_domain() > 1) send_chunk((rank() + per_domain() - 1) % per_domain());
-        if (n_ > 1 && chunk_left_ == 0) begin_inter();
-      } else if (push_ || (algo_ == CollectiveAlgo::kDirect && n_ > 1)) {
+        if (gn_ > 1 && per_domain() > 1) send_chunk((rank() + per_domain() - 1) % per_domain());
+        if (gn_ > 1 && chunk_left_ == 0) begin_inter();
+      } else if (push_ || (algo_ == CollectiveAlgo::kDirect && gn_ > 1)) {
         send_all();
       } else if (pull_) {
-        send_chunk(id_);
-      } else if (n_ > 1) {
-        send_chunk((id_ + n_ - 1) % n_);
+        send_chunk(rank_);
+      } else if (gn_ > 1) {
+        send_chunk((rank_ + gn_ - 1) % gn_);
       }
       break;
     case CollectiveOp::kReduceScatter:
-      if (n_ > 1) send_chunk((id_ + n_ - 1) % n_);
+      if (gn_ > 1) send_chunk((rank_ + gn_ - 1) % gn_);
       break;
     case CollectiveOp::kAllGather:
       // Our own chunk, even if we receive nothing: the others need it.
-      if (n_ > 1 || nvls_) send_chunk(id_);
+      if (gn_ > 1 || nvls_) send_chunk(rank_);
       break;
     case CollectiveOp::kAllToAll:
       // Chunk j goes to GPU j, starting with our right neighbour's.
-      for (int k = 1; k < n_; ++k) send_chunk((id_ + k) % n_);
+      for (int k = 1; k < gn_; ++k) send_chunk((rank_ + k) % gn_);
       break;
     case CollectiveOp::kBroadcast:
-      if (id_ == root_ && (n_ > 1 || nvls_)) send_all();
+      if (rank_ == root_ && (gn_ > 1 || nvls_)) send_all();
       break;
     case CollectiveOp::kReduce:
       // Push: everyone contributes; ring: the chain starts after the root.
-      if (push_ || (n_ > 1 && id_ == (root_ + 1) % n_)) send_all();
+      if (push_ || (gn_ > 1 && rank_ == (root_ + 1) % gn_)) send_all();
       break;
   }
   for (int l = 0; l < links(); ++l) try_link(l);
@@ -120,8 +126,8 @@ void Gpu::start_work() {
 int Gpu::first_step_dst(std::uint64_t first) const {
   if (nvls_ || push_) return -1;
   if (hier_) return domain_next();
-  if (op_ == CollectiveOp::kAllToAll) return sweep_.plan().chunk_of(first);
-  return (id_ + 1) % n_;
+  if (op_ == CollectiveOp::kAllToAll) return member(sweep_.plan().chunk_of(first));
+  return member(rank_ + 1);
 }
 
 std::uint64_t Gpu::first_step_count(std::uint64_t entry) const {
@@ -154,15 +160,15 @@ PacketId Gpu::make_first_step(Port& port) {
     return make_from_chunk(port, first);
   }
   const std::uint64_t count = first_step_count(first);
-  int dst = hier_ ? domain_next() : (id_ + 1) % n_;
+  int dst = hier_ ? domain_next() : member(rank_ + 1);
   if (algo_ == CollectiveAlgo::kDirect && op_ == CollectiveOp::kAllReduce) {
     // One slice goes to every peer in turn: id+1, id+2, ...
-    dst = (id_ + 1 + port.dest_k) % n_;
-    if (++port.dest_k == n_ - 1) port.dest_k = 0;
+    dst = member(rank_ + 1 + port.dest_k);
+    if (++port.dest_k == gn_ - 1) port.dest_k = 0;
     if (port.dest_k == 0) port.first_step.pop_front();
   } else {
     port.first_step.pop_front();
-    if (op_ == CollectiveOp::kAllToAll) dst = sweep_.plan().chunk_of(first);
+    if (op_ == CollectiveOp::kAllToAll) dst = member(sweep_.plan().chunk_of(first));
   }
   const PacketId id = make_packet(nvls_ || push_ ? kMcStep : first_step_, first, count);
   Packet& p = pool_.get(id);
@@ -229,7 +235,7 @@ void Gpu::receive(const Packet& in) {
   if (in.step == kMcStep) {
     // Final data from the switch (a multicast copy, or a push reduce's
     // result for the root): nothing to forward.
-    sweep_.check(first, count, data, op_ == CollectiveOp::kReduce ? 1 : n_);
+    sweep_.check(first, count, data, op_ == CollectiveOp::kReduce ? 1 : gn_, group_);
     output_done(count);
     payloads_.release(payload);
     return;
@@ -248,18 +254,18 @@ void Gpu::receive(const Packet& in) {
       break;
     case CollectiveOp::kBroadcast:
       // Ring (a chain from the root): keep and pass on.
-      sweep_.check(first, count, data, n_ - 1);
+      sweep_.check(first, count, data, gn_ - 1, group_);
       output_done(count);
-      forward_or_release(in, (id_ + 1) % n_ != root_);
+      forward_or_release(in, (rank_ + 1) % gn_ != root_);
       return;
     case CollectiveOp::kReduce:
       // Ring (a chain ending at the root): add our input, pass on.
       add_own_input(first, count, data);
-      if (id_ == root_) {
-        sweep_.check(first, count, data, 1);
+      if (rank_ == root_) {
+        sweep_.check(first, count, data, 1, group_);
         output_done(count);
       }
-      forward_or_release(in, id_ != root_);
+      forward_or_release(in, rank_ != root_);
       return;
     default:
       break;
@@ -267,15 +273,15 @@ void Gpu::receive(const Packet& in) {
   // Ring all-reduce, reduce-scatter, all-gather.
   const int t = in.step;
   const CollectiveOp op = op_;
-  if (t <= n_ - 2) {
+  if (t <= gn_ - 2) {
     // Reduce-scatter: add our own input (left fold: what came, then us).
     add_own_input(first, count, data);
-    if (t == n_ - 2) {  // chunk complete: it is our output slice
-      sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : 1);
+    if (t == gn_ - 2) {  // chunk complete: it is our output slice
+      sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? gn_ : 1, group_);
       output_done(count);
     }
   } else {
-    sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? n_ : n_ - 1);
+    sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? gn_ : gn_ - 1, group_);
     output_done(count);
   }
   forward_or_release(in, t < last_step_);
@@ -340,7 +346,7 @@ void Gpu::direct_fold(const Packet& in) {
     ++f.next;
   }
   if (f.next < n_) return;
-  sweep_.check(first, count, payloads_.data(f.acc), n_);
+  sweep_.check(first, count, payloads_.data(f.acc), n_, group_);
   payloads_.release(f.acc);
   folds_.erase(first);
   output_done(count);

@@ -78,7 +78,7 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   const std::uint8_t* src = chunk_data(first, count);
   std::copy(src, src + count * es_, data);
   if (!inter) {
-    sweep_.check(first, count, data, n_);
+    sweep_.check(first, count, data, n_, group_);
     if ((final_left_ -= count) == 0) sweep_.inter_done(now());
     output_done(count);
   }
@@ -98,7 +98,7 @@ void Gpu::send_on(int step, int dst, std::uint64_t first, std::uint64_t count, P
 // -1: it has been everywhere) and into our domain (phase 3). The two
 // packets share the payload: nobody changes final data.
 void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step) {
-  sweep_.check(first, count, payloads_.data(payload), n_);
+  sweep_.check(first, count, payloads_.data(payload), n_, group_);
   if (per_domain() > 1) {
     payloads_.retain(payload);
     send_on(sweep_.hier().gather_first(), domain_next(), first, count, payload);
@@ -151,7 +151,7 @@ void Gpu::hier_receive(const Packet& in) {
     return;
   }
   // Phase 3: the all-gather inside the domain.
-  sweep_.check(first, count, data, n_);
+  sweep_.check(first, count, data, n_, group_);
   if (t < h.last())
     send_on(t + 1, domain_next(), first, count, payload);
   else

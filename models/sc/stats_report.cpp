@@ -51,6 +51,81 @@ nlohmann::json config_json(const Config& c) {
   return j;
 }
 
+namespace {
+
+// collective.workload: one row per call of the step (the last iteration's
+// figures; every iteration's step time), with what each tier carried
+// during the call and the compute gap before it.
+nlohmann::json workload_json(const CollectiveSweep& sweep) {
+  using nlohmann::json;
+  const TrainingWorkload& w = *sweep.workload();
+  const auto& calls = sweep.calls();
+  json rows = json::array();
+  json steps = json::array();
+  std::uint64_t wrong = 0, checked = 0;
+  double prev_tier[2] = {0, 0};
+  Ps prev_end = 0, step_start = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const CollectiveCall& c = calls[i];
+    const TrainingCall& t = w.calls[static_cast<size_t>(c.workload_call)];
+    if (c.workload_call == 0) step_start = prev_end;
+    if (!c.finished) break;
+    wrong += c.wrong;
+    checked += c.checked;
+    const double ns = ps_to_ns(c.end - c.start);
+    const double algbw = ns > 0 ? static_cast<double>(c.bytes) / ns : 0;
+    const Partition& p = sweep.partition(c.partition);
+    json r = {{"iteration", c.iteration},
+              {"name", t.name},
+              {"op", to_string(c.op)},
+              {"algorithm", to_string(c.algorithm)},
+              {"group", p.name},
+              {"layout", p.layout},
+              {"group_size", p.size()},
+              {"groups", p.groups.size()},
+              {"size_bytes", c.bytes},
+              {"compute_us", ps_to_ns(c.gap) / 1000.0},
+              {"start_us", ps_to_ns(c.start) / 1000.0},
+              {"time_us", ns / 1000.0},
+              {"algbw_GBps", algbw},
+              {"busbw_GBps", algbw * sweep.bus_factor(c)},
+              {"scale_up_bytes", c.tier_bytes[0] - prev_tier[0]},
+              {"scale_out_bytes", c.tier_bytes[1] - prev_tier[1]},
+              {"wrong", c.wrong},
+              {"checked_elements", c.checked}};
+    if (c.algorithm == CollectiveAlgo::kHierarchical) {
+      r["intra_done_us"] = ps_to_ns(c.intra_done - c.start) / 1000.0;
+      r["inter_done_us"] = ps_to_ns(c.inter_done - c.start) / 1000.0;
+    }
+    rows.push_back(r);
+    prev_tier[0] = c.tier_bytes[0];
+    prev_tier[1] = c.tier_bytes[1];
+    prev_end = c.end;
+    if (c.workload_call + 1 == static_cast<int>(w.calls.size()))
+      steps.push_back(ps_to_ns(c.end - step_start) / 1000.0);
+  }
+  // A step: from the previous step's end (0 for the first) to its last
+  // call's end, compute gaps included.
+  double comm = 0, comp = 0;
+  for (const auto& r : rows)
+    if (r["iteration"].get<int>() == calls.back().iteration) {
+      comm += r["time_us"].get<double>();
+      comp += r["compute_us"].get<double>();
+    }
+  return {{"workload", w.name},
+          {"file", w.path},
+          {"gpus", sweep.gpus()},
+          {"check", sweep.config().check},
+          {"wrong", wrong},
+          {"checked_elements", checked},
+          {"step_time_us", steps},
+          {"last_step_communication_us", comm},
+          {"last_step_compute_us", comp},
+          {"rows", rows}};
+}
+
+}  // namespace
+
 nlohmann::json collective_json(const CollectiveSweep& sweep) {
   using nlohmann::json;
   const CollectiveConfig& k = sweep.config();
@@ -101,12 +176,12 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
                     {"time_us_max", times.empty() ? 0.0 : times.back() / 1000.0},
                     {"gpu_wait_us_mean", wait_us},
                     {"algbw_GBps", algbw},
-                    {"busbw_GBps", algbw * sweep.bus_factor()},
+                    {"busbw_GBps", algbw * sweep.bus_factor(calls[i])},
                     {"wrong", wrong},
                     {"within_rounding", rounded},
                     {"checked_elements", checked},
                     {"stores_waiting_max", stores_max}});
-    if (sweep.hierarchical() && done) {
+    if (calls[i].algorithm == CollectiveAlgo::kHierarchical && done) {
       // When the last GPU had its chunk reduced inside its domain, and
       // across the domains (from the call's start; the all-gather inside
       // the domains ends at time_us).
@@ -115,13 +190,25 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
     }
     i = j;
   }
+  if (sweep.workload()) return workload_json(sweep);
   return {{"op", to_string(k.op)},
           {"algorithm", to_string(k.algorithm)},
           {"gpus", sweep.gpus()},
-          {"bus_factor", sweep.bus_factor()},
+          {"bus_factor", calls.empty() ? 1.0 : sweep.bus_factor(calls[0])},
           {"check", k.check},
           {"check_within_rounding", sweep.tolerant()},
           {"rows", rows}};
+}
+
+void Fabric::tier_bytes(double out[2]) const {
+  const bool so = cfg_.topology.kind == TopologyKind::kScaleOut;
+  const double fb[2] = {static_cast<double>(cfg_.link.flit_bytes),
+                        static_cast<double>(so ? tier_cfg_.link.flit_bytes : 0)};
+  out[0] = out[1] = 0;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const int t = link_tier_[i] == LinkTier::kScaleUp ? 0 : 1;
+    out[t] += static_cast<double>(links_[i]->flits_sent()) * fb[t];
+  }
 }
 
 nlohmann::json Fabric::stats() const {
@@ -184,12 +271,12 @@ nlohmann::json Fabric::stats() const {
     // how busy they were; "boundary" is what GPUs sent into their NICs.
     const std::int64_t fb[2] = {cfg_.link.flit_bytes, tier_cfg_.link.flit_bytes};
     double bytes[2] = {0, 0}, util[2] = {0, 0};
+    tier_bytes(bytes);
     int count[2] = {0, 0};
     double boundary = 0;
     for (std::size_t i = 0; i < links_.size(); ++i) {
       const int t = link_tier_[i] == LinkTier::kScaleUp ? 0 : 1;
       const double b = static_cast<double>(links_[i]->flits_sent()) * static_cast<double>(fb[t]);
-      bytes[t] += b;
       util[t] += links_[i]->utilization();
       ++count[t];
       if (link_tier_[i] == LinkTier::kNicOut) boundary += b;

@@ -4,6 +4,7 @@
 // tree slows traffic that must cross leaves.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,54 @@ TEST(ScaleOut, HierarchicalAllReduceCorners) {
     EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), gpus[i] * elements[i]) << i;
     EXPECT_EQ(s[static_cast<size_t>(i)]["conservation"]["lost"].get<int>(), 0) << i;
   }
+}
+
+// A training step (collective.workload) of a tensor-parallel all-reduce on
+// groups of 8 and a data-parallel one on groups of 2, 4 MiB each, 10 us of
+// compute before each, on 2 x 8 GPUs, under two mappings: tp inside each
+// DGX (dp across), and tp spanning both (dp inside). Each call takes at
+// least its bound, 2 (n-1)/n x S over the slowest tier its ring crosses
+// (NVLink 18 x 25 GB/s x 256/272, or one NIC 50 GB/s x 256/320), and
+// within 25 % of it; the bytes each tier carried during each call are the
+// rings' accounting; the step is the sum of its compute and calls.
+TEST(ScaleOut, RemappingTensorParallelAcrossTheBoundarySlowsTheStep) {
+  const std::string path = ::testing::TempDir() + "/tp_dp_step.json";
+  std::ofstream(path) << R"({"name": "tp-dp", "groups": {"tp": "8x1", "dp": "2x8"}, "calls": [
+      {"name": "tp", "op": "all_reduce", "bytes": 4194304, "group": "tp", "compute_ns": 10000},
+      {"name": "dp", "op": "all_reduce", "bytes": 4194304, "group": "dp", "compute_ns": 10000}]})";
+  std::vector<Config> cs;
+  for (const char* g : {"tp=8x1,dp=2x8", "tp=4x1+2x8,dp=2x4"})
+    cs.push_back(two_dgx({"collective.workload=" + path, std::string("collective.groups=") + g}));
+  const auto s = run_fabrics(cs);
+  const double S = 4194304, nvlink = 18 * 25e9 * 256 / 272, nic = 50e9 * 256 / 320;
+  const auto bound_us = [&](double n, double b) { return 2 * (n - 1) / n * S / b * 1e6; };
+  // [mapping][call]: the bound, and the scale-out bytes.
+  const double bound[2][2] = {{bound_us(8, nvlink), bound_us(2, nic)},
+                              {bound_us(8, nic), bound_us(2, nvlink)}};
+  // Mapping 0: dp pairs GPU g with g+8, both on rail leaf g: NIC, leaf,
+  // NIC (2 links). Mapping 1: each tp ring crosses twice (3 -> 8, 11 -> 0)
+  // between rails: NIC, leaf, spine, leaf (4 links); 2 groups.
+  const double so_bytes[2][2] = {{0, 16 * S * 1.25 * 2}, {2 * 2 * 1.75 * S * 1.25 * 4, 0}};
+  double step[2];
+  for (int m = 0; m < 2; ++m) {
+    const auto& k = s[static_cast<size_t>(m)]["collectives"];
+    EXPECT_EQ(k["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(k["checked_elements"].get<std::uint64_t>(), 2u * 16u * 1048576u);
+    double sum = 0;
+    for (int c = 0; c < 2; ++c) {
+      const auto& r = k["rows"][static_cast<size_t>(c)];
+      const double t = r["time_us"].get<double>();
+      EXPECT_GE(t, bound[m][c]) << m << " " << c;
+      EXPECT_LE(t, 1.25 * bound[m][c]) << m << " " << c;
+      EXPECT_DOUBLE_EQ(r["scale_out_bytes"].get<double>(), so_bytes[m][c]) << m << " " << c;
+      sum += t + r["compute_us"].get<double>();
+    }
+    step[m] = k["step_time_us"][0].get<double>();
+    EXPECT_NEAR(step[m], sum, 1e-6);
+  }
+  // tp moves 1.75 x S per GPU, dp 1 x S: putting tp on the NICs costs more
+  // than taking dp off them.
+  EXPECT_GT(step[1], 1.3 * step[0]);
 }
 
 }  // namespace

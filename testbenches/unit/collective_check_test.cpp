@@ -45,9 +45,9 @@ TEST(CollectiveCheck, MemberOrderIsExactAndAnotherOrderIsNot) {
   CollectiveSweep s = make_sweep("member");
   std::vector<int> member(kGpus);
   std::iota(member.begin(), member.end(), 0);
-  s.check(0, kCount, fold_in(s, member).data(), 2);
+  s.check(0, kCount, fold_in(s, member).data(), 2, 0);
   EXPECT_EQ(s.current().wrong, 0u);
-  s.check(0, kCount, fold_in(s, kReversed).data(), 2);
+  s.check(0, kCount, fold_in(s, kReversed).data(), 2, 0);
   EXPECT_GT(s.current().wrong, 0u);  // the inputs are built so that order shows
   EXPECT_FALSE(s.tolerant());
 }
@@ -56,7 +56,7 @@ TEST(CollectiveCheck, ArrivalOrderAcceptsRoundingButNotErrors) {
   CollectiveSweep s = make_sweep("arrival");
   ASSERT_TRUE(s.tolerant());
   std::vector<std::uint8_t> other = fold_in(s, kReversed);
-  s.check(0, kCount, other.data(), 2);
+  s.check(0, kCount, other.data(), 2, 0);
   EXPECT_EQ(s.current().wrong, 0u);
   EXPECT_GT(s.current().rounded, 0u);
   // One element off by a part in a thousand: far beyond 2 (n-1) u sum|x|.
@@ -64,7 +64,7 @@ TEST(CollectiveCheck, ArrivalOrderAcceptsRoundingButNotErrors) {
   std::memcpy(&v, other.data(), 4);
   v *= 1.001f;
   std::memcpy(other.data(), &v, 4);
-  s.check(0, kCount, other.data(), 1);
+  s.check(0, kCount, other.data(), 1, 0);
   EXPECT_EQ(s.current().wrong, 1u);
 }
 
