@@ -121,6 +121,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
                          std::to_string(per_domain));
   hier_.per_domain = per_domain;
   hier_.domains = gpus / per_domain;
+  sharp_ = cfg.topology.kind == TopologyKind::kScaleOut && cfg.scaleout.sharp;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
     // A training step: the file's calls in order, collective.iterations times.
@@ -289,9 +290,10 @@ void CollectiveSweep::hier_golden(std::uint64_t first, std::uint64_t count, std:
       if (j > 0) alu_accumulate(cfg_.redop, cfg_.dtype, acc, x, bytes);
     }
   };
-  // Sub-chunk k across the domains, as the second ring adds it: k+1, ..., k.
+  // Sub-chunk k across the domains, as the second ring adds it: k+1, ...,
+  // k; or (SHARP) as the leaf's engine folds its members: 0, 1, ..., m-1.
   for (int j = 0; j < m; ++j) {
-    const int d = (k + 1 + j) % m;
+    const int d = sharp_ ? j : (k + 1 + j) % m;
     domain_sum(d, j == 0 ? out : partial);
     if (j > 0) alu_accumulate(cfg_.redop, cfg_.dtype, out, partial, bytes);
   }

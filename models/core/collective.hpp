@@ -174,6 +174,7 @@ class CollectiveSweep {
   bool stop_when_done_ = true;
   RingPlan plan_;
   HierPlan hier_;
+  bool sharp_ = false;  // phase 2 folds in the leaves' engines, in domain order
   struct Golden {
     std::vector<std::uint8_t> data;
     int uses_left;

@@ -150,6 +150,9 @@ Config scaleout_tier_config(const Config& c) {
   // pipeline until its tail leaves: the buffer covers the pipeline at the
   // link rate plus four packets, so the latency does not cap throughput.
   t.sw.output_buffer_flits = t.sw.pipeline_cycles + 4 * max_packet_flits(t);
+  // SHARP: the leaves' engines take push-style contributions (IB SHARP's
+  // data flow), so the tier's switches are built with one.
+  if (so.sharp) t.collective.algorithm = CollectiveAlgo::kPush;
   return t;
 }
 
@@ -351,6 +354,12 @@ Schema<Config> config_schema() {
             1 << 24,
             "input buffer of each leaf/spine port and NIC receive buffer, in scaleout.flit_bytes "
             "units, split over switch.vcs (credits must cover a link round trip)");
+  s.add_bool("scaleout.sharp", &C::scaleout, &ScaleOutConfig::sharp,
+             "in-network aggregation (InfiniBand SHARP-like) for collective.algorithm="
+             "hierarchical: across the domains, the GPUs of a rank push their chunk to their "
+             "leaf's reduction engine (reduction.*), which folds them in domain order and "
+             "multicasts the sum back: S/D each way per GPU instead of the ring's "
+             "2(m-1)/m x S/D. Needs each rank's NICs on one leaf (placement rail, or 1 tier)");
   // link
   s.add_int("link.lanes", &C::link, &LinkConfig::lanes, "lanes", 1, 64,
             "SerDes lanes per link direction");
@@ -666,6 +675,13 @@ void validate(const Config& c) {
       fail("topology.kind=scaleout: collective.algorithm=" + to_string(c.collective.algorithm) +
            " with collective.op=" + to_string(c.collective.op) +
            " is not modelled across domains yet; use ring or hierarchical (or direct all_to_all)");
+    if (c.scaleout.sharp && c.scaleout.tiers == 2 && c.scaleout.placement != Placement::kRail)
+      fail("scaleout.sharp=true aggregates each rank's chunk in one leaf: it needs "
+           "scaleout.placement=rail (or scaleout.tiers=1); a reduction tree over leaves and "
+           "spines is not modelled");
+    if (c.scaleout.sharp && c.sw.queueing == Queueing::kOutput)
+      fail("scaleout.sharp=true needs an input-queued switch (switch.queueing=fifo or voq): "
+           "the ideal output-queued model has no crossbar to reach the reduction engine");
     const Config t = scaleout_tier_config(c);
     const std::int64_t so_flits = max_packet_flits(t);
     if (c.scaleout.buffer_flits / c.sw.vcs < so_flits)

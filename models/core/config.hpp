@@ -127,6 +127,7 @@ struct ScaleOutConfig {
   std::int64_t flit_bytes = 64;
   double switch_latency_ns = 200;
   std::int64_t buffer_flits = 4096;
+  bool sharp = false;  // in-network aggregation at the leaves (hierarchical all-reduce)
 };
 
 // What the endpoints do: synthetic open-loop traffic, or collectives (every

@@ -73,7 +73,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     // Multicast group 0: every GPU (the collective's communicator).
     std::vector<int> all(static_cast<size_t>(topo_.endpoints));
     for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;
-    for (auto& sw : switches_) sw->set_multicast_groups({all});
+    // scaleout.sharp: group 1 + r holds the GPUs of rank r of every domain
+    // (the leaves' engines reduce across the domains).
+    std::vector<std::vector<int>> groups = {all};
+    if (cfg_.topology.kind == TopologyKind::kScaleOut && cfg_.scaleout.sharp)
+      for (int r = 0; r < topo_.per_domain; ++r) {
+        groups.emplace_back();
+        for (int e = r; e < topo_.endpoints; e += topo_.per_domain) groups.back().push_back(e);
+      }
+    for (auto& sw : switches_) sw->set_multicast_groups(groups);
     for (int e = 0; e < topo_.endpoints; ++e) {
       gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(e)).c_str(), scheduler_, e,
                                             cfg_, pool_, payloads_, *sweep_, gpu_ptrs_,

@@ -208,6 +208,7 @@ class Gpu : public TimedModule {
   // result, phase 2's own input), its elements still to come, and phase-2
   // data that arrived before it was complete.
   bool hier_ = false;
+  bool sharp_ = false;  // phase 2 in the leaves' engines (scaleout.sharp)
   std::vector<std::uint8_t> chunk_;
   std::uint64_t chunk_left_ = 0;
   std::uint64_t final_left_ = 0;  // our chunk's elements not yet fully reduced

@@ -1,5 +1,8 @@
 // Hierarchical all-reduce (HierPlan in collective.hpp): what a GPU sends and
-// does on receipt in each of the three phases.
+// does on receipt in each of the three phases. With scaleout.sharp, phase 2
+// is in the network: the GPUs of rank r push their whole chunk to their
+// leaf's reduction engine (multicast group 1 + r), which folds the domains
+// in order and multicasts the sum back.
 //
 // Timing assumptions, as for the ring: a slice moves on as soon as it
 // arrives and a GPU's local add is instantaneous. Phase 2 starts at a GPU
@@ -15,6 +18,8 @@
 namespace fabricsim {
 
 void Gpu::hier_start() {
+  sharp_ = cfg_.topology.kind == TopologyKind::kScaleOut && cfg_.scaleout.sharp &&
+           sweep_.hier().domains > 1;
   const std::uint64_t mine = sweep_.plan().chunk_elements(rank());
   final_left_ = mine;
   // With one GPU per domain our chunk is our input: nothing to wait for.
@@ -49,6 +54,8 @@ void Gpu::begin_inter() {
   };
   if (h.domains == 1) {
     push(base, plan.chunk_begin(r + 1), kFromChunkGather);
+  } else if (sharp_) {  // the whole chunk to the leaf's engine
+    push(base, plan.chunk_begin(r + 1), kFromChunkInter);
   } else {
     const RingPlan sub = h.inter(r);
     const int k = (id_ / per_domain() + h.domains - 1) % h.domains;
@@ -73,6 +80,12 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   Packet& p = pool_.get(id);
   p.dst = inter ? inter_next() : domain_next();
   p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
+  if (inter && sharp_) {  // a contribution to rank r's group at our leaf
+    p.kind = PacketKind::kReduceContrib;
+    p.group = static_cast<std::uint16_t>(1 + rank());
+    p.dst = -1;
+    p.step = kMcStep;
+  }
   p.payload = payloads_.alloc();
   std::uint8_t* data = payloads_.data(p.payload);
   const std::uint8_t* src = chunk_data(first, count);
@@ -118,6 +131,10 @@ void Gpu::hier_receive(const Packet& in) {
   const std::uint64_t count = in.bytes / es_;
   const PayloadId payload = in.payload;
   std::uint8_t* data = payloads_.data(payload);
+  if (in.step == kMcStep) {  // SHARP: the leaf's sum across the domains (a multicast copy)
+    hier_final(first, count, payload, -1);
+    return;
+  }
   if (t <= h.intra_last()) {  // phase 1: the ring's reduce-scatter in the domain
     add_own_input(first, count, data);
     if (t < h.intra_last()) {

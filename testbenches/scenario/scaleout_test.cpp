@@ -83,6 +83,8 @@ TEST(ScaleOut, HierarchicalAllReduceIsExactAndMovesTheAccountedBytes) {
   for (const char* a : {"hierarchical", "ring"})
     cs.push_back(two_dgx({std::string("collective.algorithm=") + a, "collective.min_bytes=" + size,
                           "collective.max_bytes=" + size}));
+  cs.push_back(two_dgx({"collective.algorithm=hierarchical", "scaleout.sharp=true",
+                        "collective.min_bytes=" + size, "collective.max_bytes=" + size}));
   const auto s = run_fabrics(cs);
   const auto& h = s[0]["collectives"]["rows"][0];
   EXPECT_EQ(h["wrong"].get<std::uint64_t>(), 0u);
@@ -98,6 +100,18 @@ TEST(ScaleOut, HierarchicalAllReduceIsExactAndMovesTheAccountedBytes) {
   EXPECT_GT(h["inter_done_us"].get<double>(), h["intra_done_us"].get<double>());
   EXPECT_GT(h["time_us"].get<double>(), h["inter_done_us"].get<double>());
   EXPECT_GT(h["busbw_GBps"].get<double>(), 3 * s[1]["collectives"]["rows"][0]["busbw_GBps"].get<double>());
+  // SHARP: each GPU pushes its S/D chunk to its leaf's engine and gets the
+  // sum back (S/D each way over its NIC, not 2 (m-1)/m x S/D: the same
+  // here with m = 2); exact in the engine's domain order.
+  const auto& x = s[2]["collectives"]["rows"][0];
+  EXPECT_EQ(x["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(x["checked_elements"].get<std::uint64_t>(), 16u * S / 4);
+  EXPECT_DOUBLE_EQ(s[2]["tiers"]["boundary_bytes"].get<double>(), n * S / d * 320 / 256);
+  EXPECT_DOUBLE_EQ(s[2]["tiers"]["scale_out"]["bytes"].get<double>(), 2 * n * S / d * 320 / 256);
+  std::uint64_t folded = 0;
+  for (const auto& [name, sw] : s[2]["switches"].items())
+    if (sw.contains("reduction_engine")) folded += sw["reduction_engine"]["contributions"].get<std::uint64_t>();
+  EXPECT_EQ(folded, 16u * (S / d / 256));  // every GPU's chunk, in 256-B packets
   for (const auto& st : s) EXPECT_EQ(st["conservation"]["lost"].get<int>(), 0);
 }
 

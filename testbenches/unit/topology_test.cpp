@@ -212,6 +212,23 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
   EXPECT_NE(wd.find("sim.watchdog_ns"), std::string::npos) << wd;
   const std::string w = error_of({"topology.kind=scaleout", "workload.kind=synthetic"});
   EXPECT_NE(w.find("topology.kind=scaleout"), std::string::npos) << w;
+  // SHARP reduces a rank's chunk in one leaf: packed leaves would split it.
+  const std::string sh = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5", "scaleout.sharp=true",
+                                   "scaleout.placement=packed"});
+  EXPECT_NE(sh.find("scaleout.sharp=true"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("scaleout.placement=rail"), std::string::npos) << sh;
+  // A workload's group layout must tile the GPUs (the file is read with the config).
+  const std::string wl = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5",
+                                   "collective.workload=" FABRICSIM_SOURCE_DIR
+                                   "/traces/workloads/dense-tp8-dp4.json",
+                                   "collective.groups=tp=3x1"});
+  EXPECT_NE(wl.find("does not tile the 16 GPUs"), std::string::npos) << wl;
+  const std::string gr = error_of({"workload.kind=collective", "collective.groups=tp=8x1"});
+  EXPECT_NE(gr.find("set collective.workload"), std::string::npos) << gr;
 }
 
 }  // namespace
