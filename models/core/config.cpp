@@ -194,7 +194,8 @@ Schema<Config> config_schema() {
       "a JSON file (traces/workloads/README.md), or empty",
       "a training step's collectives, each on its group of GPUs with the compute time before "
       "it (traces/workloads/README.md); replaces op, algorithm and the size sweep "
-      "(collective.iterations repeats the step); empty: the nccl-tests-like sweep",
+      "(collective.iterations repeats the step); empty: the nccl-tests-like sweep. A relative "
+      "path is relative to the YAML file that sets it (to the current directory from --set)",
       [](const std::string&, const std::string& t) { return t; },
       [](const std::string& v) { return v; });
   s.add_custom<CollectiveConfig, std::string>(
@@ -762,19 +763,23 @@ void apply_file(const Schema<Config>& schema, Config& c, const std::string& path
   } catch (const std::exception& e) {  // the stream's own read errors
     throw ConfigError("cannot read config file '" + path + "': " + e.what());
   }
+  const auto dir = path.find('/') == std::string::npos ? std::string()
+                                                        : path.substr(0, path.rfind('/') + 1);
   if (root && root.IsMap() && root["base"]) {
     const YAML::Node base = root["base"];
     if (!base.IsScalar() || base.Scalar().empty())
       throw ConfigError(path + ": 'base' must name one YAML file (got " +
                         (base.IsScalar() ? std::string("an empty value") : std::string("a list or map")) +
                         ")");
-    const auto dir = path.find('/') == std::string::npos ? std::string()
-                                                          : path.substr(0, path.rfind('/') + 1);
     apply_file(schema, c, base.Scalar().front() == '/' ? base.Scalar() : dir + base.Scalar(),
                depth + 1);
     root.remove("base");
   }
+  // A workload file named in a config file is found next to it.
+  const std::string workload = c.collective.workload;
   schema.apply_yaml(c, root, path);
+  std::string& w = c.collective.workload;
+  if (w != workload && !w.empty() && w.front() != '/') w = dir + w;
 }
 }  // namespace
 

@@ -243,10 +243,19 @@ TEST(Cli, ShippedConfigsAreValid) {
     std::ifstream f(e.path());
     std::stringstream text;
     text << f.rdbuf();
-    // Shortened runs: a few flit times of synthetic traffic, or one small call.
-    const bool collective = text.str().find("kind: collective") != std::string::npos;
-    const std::string sets = collective ? " --set collective.max_bytes=4096 collective.min_bytes=4096"
-                                        : " --set sim.warmup_ns=10 sim.duration_ns=50";
+    // Shortened runs: a few flit times of synthetic traffic, or one small
+    // call (a training step replaced by one 4-KiB all-reduce on every GPU).
+    const bool step = text.str().find(".json") != std::string::npos;
+    const bool collective = step || text.str().find("kind: collective") != std::string::npos;
+    std::string sets = collective ? " --set collective.max_bytes=4096 collective.min_bytes=4096"
+                                  : " --set sim.warmup_ns=10 sim.duration_ns=50";
+    if (step) {
+      const std::string dir = temp_dir("step");
+      fs::create_directories(dir);
+      const std::string tiny = dir + "/tiny_step.json";
+      std::ofstream(tiny) << R"({"calls": [{"op": "all_reduce", "bytes": 4096, "group": "all"}]})";
+      sets += " collective.workload=" + tiny;
+    }
     const Result r = sh("run " + e.path().string() + sets + " --quiet --out " + temp_dir("cfgs"));
     EXPECT_EQ(r.status, 0) << e.path() << "\n" << r.output;
   }
