@@ -31,10 +31,15 @@ int sc_main(int argc, char* argv[]) {
                       "write waveforms of every link and switch to this file (.vcd or .fst)");
   run_cmd->add_option("--wave-rtl", run.wave_rtl,
                       "write the reduction ALUs' RTL signals (Verilator tracing) to this .fst file");
+  run_cmd->add_option("--timeline", run.timeline,
+                      "write a timeline (Chrome trace-event .json for ui.perfetto.dev): each GPU's "
+                      "collective phases, link, credit and buffer counters, faults, late starts");
   run_cmd->add_option("--wave-scope", run.wave_scope,
-                      "only signals (and RTL ALUs) whose full name matches this glob, e.g. 'fabric.sw0.*'");
+                      "only signals, timeline tracks (and RTL ALUs) whose full name matches this "
+                      "glob, e.g. 'fabric.sw0.*'");
   run_cmd->add_option("--wave-window", run.wave_window,
-                      "only changes in START_NS:END_NS (either side may be empty)");
+                      "only changes (and timeline events) in START_NS:END_NS (either side may be "
+                      "empty)");
 
   CompareOptions cmp;
   auto* cmp_cmd = app.add_subcommand(

@@ -148,7 +148,7 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
 
-  // --wave and --wave-rtl share the scope and the window.
+  // --wave, --timeline and --wave-rtl share the scope and the window.
   auto ends_with = [](const std::string& s, const char* suffix) {
     const std::size_t n = std::strlen(suffix);
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -158,6 +158,13 @@ int run_command(const RunOptions& opts) {
                "fabricsim: error: --wave={}: the waveform file must end in .vcd or .fst "
                "(the format follows the name)\n",
                opts.wave);
+    return 2;
+  }
+  if (!opts.timeline.empty() && !ends_with(opts.timeline, ".json")) {
+    fmt::print(stderr,
+               "fabricsim: error: --timeline={}: the timeline file must end in .json "
+               "(Chrome trace events, for ui.perfetto.dev or chrome://tracing)\n",
+               opts.timeline);
     return 2;
   }
   if (!opts.wave_rtl.empty() && !ends_with(opts.wave_rtl, ".fst")) {
@@ -176,7 +183,7 @@ int run_command(const RunOptions& opts) {
       return 2;
     }
   }
-  for (const std::string* w : {&opts.wave, &opts.wave_rtl}) {
+  for (const std::string* w : {&opts.wave, &opts.wave_rtl, &opts.timeline}) {
     const auto parent = std::filesystem::path(*w).parent_path();
     std::error_code dir_ec;
     if (!w->empty() && !parent.empty()) std::filesystem::create_directories(parent, dir_ec);
@@ -201,7 +208,8 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
   Fabric& fabric = *built;
-  if (!opts.wave.empty()) fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end});
+  if (!opts.wave.empty() || !opts.timeline.empty())
+    fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end, opts.timeline});
   if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
   const bool ok = fabric.run();
   const double host_s =

@@ -11,6 +11,7 @@ struct RunOptions {
   std::string out_dir = "out";
   bool quiet = false;
   std::string wave;         // --wave FILE.vcd
+  std::string timeline;     // --timeline FILE.json
   std::string wave_rtl;     // --wave-rtl FILE.fst
   std::string wave_scope = "*";
   std::string wave_window;  // START_NS:END_NS

@@ -172,15 +172,17 @@ void CollectiveSweep::begin(Ps t) {
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
   c.gpu_done.assign(static_cast<size_t>(n_), 0);
+  c.gpu_mid.assign(static_cast<size_t>(n_), 0);
+  c.gpu_inter.assign(static_cast<size_t>(n_), 0);
   finished_ = 0;
   golden_.clear();
 }
 
-Ps CollectiveSweep::start_delay(int g) const {
+Ps CollectiveSweep::start_delay(std::size_t call, int g) const {
   Ps d = g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0;
   if (straggler_.jitter_ns > 0) {
     // Its own stream per (call, GPU): the same seed gives the same jitter.
-    Rng rng(seed_ ^ 0x5747AU, current_ * 0x10000u + static_cast<std::uint64_t>(g));
+    Rng rng(seed_ ^ 0x5747AU, call * 0x10000u + static_cast<std::uint64_t>(g));
     d += static_cast<Ps>(rng.uniform() * static_cast<double>(ns_to_ps(straggler_.jitter_ns)));
   }
   return d;

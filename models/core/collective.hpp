@@ -96,6 +96,11 @@ struct CollectiveCall {
   Ps inter_done = 0;
   std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
+  // When each GPU ended its first phase (ring all-reduce: its chunk fully
+  // reduced; hierarchical: reduced inside its domain) and, hierarchical, its
+  // second (reduced across the domains); 0: no such phase.
+  std::vector<Ps> gpu_mid;
+  std::vector<Ps> gpu_inter;
 };
 
 // The sweep of an nccl-tests-like run and the golden results, shared by the
@@ -124,9 +129,16 @@ class CollectiveSweep {
   // collective.workload: the file's name and its calls, else nullptr.
   const TrainingWorkload* workload() const { return workload_.calls.empty() ? nullptr : &workload_; }
   const HierPlan& hier() const { return hier_; }
-  // Hierarchical: GPU g finished phase 1 / phase 2 at t.
-  void intra_done(Ps t) { current().intra_done = std::max(current().intra_done, t); }
-  void inter_done(Ps t) { current().inter_done = std::max(current().inter_done, t); }
+  // GPU g ended its first phase (ring all-reduce: reduce-scatter;
+  // hierarchical: inside its domain) / hierarchical phase 2, at t.
+  void mark_mid(int g, Ps t) {
+    current().gpu_mid[static_cast<size_t>(g)] = t;
+    current().intra_done = std::max(current().intra_done, t);
+  }
+  void mark_inter(int g, Ps t) {
+    current().gpu_inter[static_cast<size_t>(g)] = t;
+    current().inter_done = std::max(current().inter_done, t);
+  }
 
   // Starts the current call at t (sets its plan).
   void begin(Ps t);
@@ -134,7 +146,8 @@ class CollectiveSweep {
   // call is then finished and the sweep moves to the next).
   bool gpu_finished(int g, Ps t);
   // How much later than the call's start GPU g starts it (straggler.*).
-  Ps start_delay(int g) const;
+  Ps start_delay(int g) const { return start_delay(current_, g); }
+  Ps start_delay(std::size_t call, int g) const;
 
   // Checks `count` output elements starting at global element `first`
   // against the golden result of the current call; counts mismatches.

@@ -15,9 +15,9 @@ namespace fabricsim {
 
 WaveTrace::WaveTrace(Options options) : options_(std::move(options)) {}
 
-int WaveTrace::signal(const std::string& name, int width, std::int64_t initial) {
+int WaveTrace::signal(const std::string& name, int width, std::int64_t initial, bool on_timeline) {
   if (fnmatch(options_.scope.c_str(), name.c_str(), 0) != 0) return -1;
-  signals_.push_back(Signal{name, width, initial, 0, false});
+  signals_.push_back(Signal{name, width, initial, 0, false, on_timeline});
   return static_cast<int>(signals_.size()) - 1;
 }
 
@@ -43,6 +43,19 @@ void WaveTrace::add(int id, Ps t, std::int64_t delta) {
     return;
   }
   changes_.push_back(Change{t, seq_++, id, delta, true});
+}
+
+void WaveTrace::span(const std::string& track, const std::string& lane, const std::string& name,
+                     Ps begin, Ps end) {
+  if (end < options_.begin || begin > options_.end) return;
+  if (fnmatch(options_.scope.c_str(), track.c_str(), 0) != 0) return;
+  spans_.push_back(Span{track, lane, name, begin, end, false});
+}
+
+void WaveTrace::instant(const std::string& track, const std::string& name, Ps t) {
+  if (t < options_.begin || t > options_.end) return;
+  if (fnmatch(options_.scope.c_str(), track.c_str(), 0) != 0) return;
+  spans_.push_back(Span{track, "events", name, t, t, true});
 }
 
 namespace {
@@ -170,6 +183,8 @@ bool ends_with(const std::string& s, const char* suffix) {
 }  // namespace
 
 void WaveTrace::write(Ps end_of_run) {
+  if (!options_.timeline.empty()) write_timeline(end_of_run);
+  if (options_.path.empty()) return;
   std::unique_ptr<WaveSink> sink;
   if (ends_with(options_.path, ".fst"))
     sink = std::make_unique<FstSink>(options_.path);

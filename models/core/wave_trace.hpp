@@ -1,5 +1,8 @@
 // Waveforms of a run, written as VCD (every waveform viewer reads it) or,
-// for a path ending in .fst, as GTKWave's FST. Plain C++: the models register signals by hierarchical
+// for a path ending in .fst, as GTKWave's FST; and/or a timeline: Chrome
+// trace-event JSON (ui.perfetto.dev, chrome://tracing) with every signal as
+// a counter track plus spans (a GPU's phases of a collective) and instants
+// (faults, late starts). Plain C++: the models register signals by hierarchical
 // name (dots become VCD scopes, so `fabric.sw0.in3.occupancy` is found under
 // fabric > sw0 > in3) and report changes with their simulated time.
 //
@@ -22,18 +25,27 @@ namespace fabricsim {
 class WaveTrace {
  public:
   struct Options {
-    std::string path;
+    std::string path;         // .vcd / .fst, or empty
     std::string scope = "*";  // glob on full signal names (fnmatch: * ? [..])
     Ps begin = 0;
     Ps end = kNever;
+    std::string timeline;     // .json (Chrome trace events), or empty
   };
   explicit WaveTrace(Options options);
 
   // Registers a signal of `width` bits; returns an id, or -1 when the scope
   // pattern leaves it out (then set/add ignore it).
-  int signal(const std::string& name, int width, std::int64_t initial = 0);
+  // `on_timeline`: false for identifiers (packet numbers, tags) that mean
+  // nothing as a counter track.
+  int signal(const std::string& name, int width, std::int64_t initial = 0, bool on_timeline = true);
   void set(int id, Ps t, std::int64_t value);
   void add(int id, Ps t, std::int64_t delta);
+  // Timeline only: an interval or an instant named `name` on `track` (a
+  // hierarchical name like fabric.gpu3: the scope pattern applies to it),
+  // kept when it overlaps the window. `lane` orders tracks of one module.
+  void span(const std::string& track, const std::string& lane, const std::string& name, Ps begin,
+            Ps end);
+  void instant(const std::string& track, const std::string& name, Ps t);
 
   // Writes the file (throws std::runtime_error naming the path on failure).
   void write(Ps end_of_run);
@@ -47,6 +59,7 @@ class WaveTrace {
     std::int64_t base;   // value at the window's start
     Ps base_t = 0;       // time of the latest `set` folded into base
     bool counter = false;
+    bool timeline = true;
   };
   struct Change {
     Ps t;
@@ -55,8 +68,15 @@ class WaveTrace {
     std::int64_t value;
     bool delta;
   };
+  struct Span {
+    std::string track, lane, name;
+    Ps begin, end;  // end == begin: an instant
+    bool instant;
+  };
+  void write_timeline(Ps end_of_run);
   Options options_;
   std::vector<Signal> signals_;
+  std::vector<Span> spans_;
   std::vector<Change> changes_;
   std::uint32_t seq_ = 0;
   std::uint64_t written_ = 0;

@@ -327,6 +327,7 @@ bool Fabric::finish() {
   checked_ = true;
   if (wave_) {
     try {
+      timeline_events();
       wave_->write(end);
     } catch (const std::exception& e) {
       error_ = e.what();

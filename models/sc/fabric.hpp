@@ -138,6 +138,9 @@ class Fabric : public sc_core::sc_module {
   bool checked_ = false;
   bool finished_ = false;
   std::unique_ptr<WaveTrace> wave_;
+  // --timeline: each GPU's calls and phases, late starts and faults, from
+  // what the run recorded (fabric_timeline.cpp).
+  void timeline_events();
   FoldSink* fold_sink_ = nullptr;
   std::unique_ptr<Watchdog> watchdog_;
   // Faults: who sends on each link (to route around it when it goes down).

@@ -181,6 +181,7 @@ class Gpu : public TimedModule {
   int first_step_ = 0;   // 0 (reduce-scatter first) or n-1 (all-gather only)
   int last_step_ = 0;    // the last step of the call
   std::uint64_t expected_ = 0;  // output elements this GPU must receive
+  std::uint64_t rs_left_ = 0;   // ring all-reduce: our chunk's elements not yet reduced
   std::uint64_t received_ = 0;
   bool active_ = false;
   CollectiveOp op_ = CollectiveOp::kAllReduce;

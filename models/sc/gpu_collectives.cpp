@@ -54,6 +54,7 @@ void Gpu::start_call() {
       break;
   }
   if (hier_) hier_start();
+  rs_left_ = op_ == CollectiveOp::kAllReduce && algo_ == CollectiveAlgo::kRing && gn_ > 1 ? own : 0;
   received_ = 0;
   active_ = true;
   started_ = false;
@@ -278,6 +279,7 @@ void Gpu::receive(const Packet& in) {
     add_own_input(first, count, data);
     if (t == gn_ - 2) {  // chunk complete: it is our output slice
       sweep_.check(first, count, data, op == CollectiveOp::kAllReduce ? gn_ : 1, group_);
+      if (rs_left_ > 0 && (rs_left_ -= count) == 0) sweep_.mark_mid(id_, now());
       output_done(count);
     }
   } else {

@@ -43,7 +43,7 @@ const std::uint8_t* Gpu::chunk_data(std::uint64_t first, std::uint64_t count) {
 // or, with one domain, it is final: send it round the domain.
 void Gpu::begin_inter() {
   inter_ready_ = true;
-  sweep_.intra_done(now());
+  sweep_.mark_mid(id_, now());
   const HierPlan& h = sweep_.hier();
   const RingPlan& plan = sweep_.plan();
   const int r = rank();
@@ -64,7 +64,7 @@ void Gpu::begin_inter() {
     early.swap(inter_stash_);
     for (const Packet& p : early) hier_receive(p);
   }
-  if (final_left_ == 0) sweep_.inter_done(now());
+  if (final_left_ == 0) sweep_.mark_inter(id_, now());
   for (int l = 0; l < links(); ++l) try_link(l);
 }
 
@@ -92,7 +92,7 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   std::copy(src, src + count * es_, data);
   if (!inter) {
     sweep_.check(first, count, data, n_, group_);
-    if ((final_left_ -= count) == 0) sweep_.inter_done(now());
+    if ((final_left_ -= count) == 0) sweep_.mark_inter(id_, now());
     output_done(count);
   }
   return id;
@@ -120,7 +120,7 @@ void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload
     send_on(next_step, inter_next(), first, count, payload);
   else
     payloads_.release(payload);
-  if ((final_left_ -= count) == 0) sweep_.inter_done(now());
+  if ((final_left_ -= count) == 0) sweep_.mark_inter(id_, now());
   output_done(count);
 }
 

@@ -217,8 +217,8 @@ void Link::finish(Ps end) { set_stalled(end, false); }
 void Link::trace(WaveTrace& w) {
   wave_ = &w;
   w_valid_ = w.signal(name_ + ".valid", 1);
-  w_vc_ = w.signal(name_ + ".vc", 4);
-  w_packet_ = w.signal(name_ + ".packet", 32);
+  w_vc_ = w.signal(name_ + ".vc", 4, 0, false);
+  w_packet_ = w.signal(name_ + ".packet", 32, 0, false);
   w_credits_.clear();
   for (std::size_t v = 0; v < credits_.size(); ++v)
     w_credits_.push_back(w.signal(name_ + ".credits_vc" + std::to_string(v), 16,

@@ -326,7 +326,7 @@ void Switch::trace(WaveTrace& w) {
     for (int k = 0; k < engine_ports_; ++k) {
       const std::string port = base + ".engine.port" + std::to_string(k);
       w_engine_valid_.push_back(w.signal(port + ".valid", 1));
-      w_engine_tag_.push_back(w.signal(port + ".tag", 16));
+      w_engine_tag_.push_back(w.signal(port + ".tag", 16, 0, false));
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -169,6 +170,72 @@ TEST(Cli, WaveRtlOptions) {
 
 // fabricsim compare: the shipped nccl-tests log against dgx-h100 (ring):
 // every size side by side with its error; bad logs and mismatches exit 2.
+// --timeline: Chrome trace events whose spans, instants and counters agree
+// with stats.json (a ring all-reduce of two sizes on dgx-h100 with a late
+// GPU and a link that goes down).
+TEST(Cli, TimelineAgreesWithStats) {
+  const std::string out = temp_dir("timeline");
+  const std::string tl = out + "/t.json";
+  const Result r = sh("run " + kSrc + "/configs/dgx-h100-allreduce.yaml --quiet --out " + out +
+                      " --timeline " + tl +
+                      " --set collective.min_bytes=65536 collective.max_bytes=131072"
+                      " straggler.gpu=3 straggler.delay_ns=1500"
+                      " faults=link_down@2000:fabric.gpu0.tx1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto s = load(out + "/stats.json");
+  std::ifstream f(tl);
+  const auto t = nlohmann::json::parse(f);
+  std::map<int, std::string> process;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"]] = e["args"]["name"];
+  const double window_us = s["sim"]["window_ns"].get<double>() / 1000.0;
+  const auto& rows = s["collectives"]["rows"];
+  std::map<std::string, int> calls, late, faults;
+  std::map<std::string, double> wait;
+  // Busy time of every link from its `valid` counter: a step function.
+  std::map<std::string, std::pair<double, double>> busy;  // link -> (since, total)
+  std::map<std::string, double> level;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M") continue;
+    const std::string p = process.at(e["pid"]);
+    const std::string name = e["name"];
+    const double ts = e["ts"];
+    if (e["ph"] == "X") {
+      if (name.rfind("all_reduce ", 0) == 0) ++calls[p];
+      if (name == "wait for the slowest GPU") wait[p] += e["dur"].get<double>();
+    } else if (e["ph"] == "i") {
+      if (name.rfind("late start", 0) == 0) ++late[p];
+      if (name.rfind("fault: ", 0) == 0) {
+        ++faults[p];
+        EXPECT_DOUBLE_EQ(ts, 2.0);
+      }
+    } else if (e["ph"] == "C" && name.size() > 6 && name.compare(name.size() - 6, 6, ".valid") == 0) {
+      const std::string link = p + "." + name.substr(0, name.size() - 6);
+      const double v = e["args"]["value"];
+      auto& b = busy[link];
+      if (level[link] > 0) b.second += ts - b.first;
+      b.first = ts;
+      level[link] = v;
+    }
+  }
+  for (int g = 0; g < 8; ++g) {
+    const std::string gpu = "fabric.gpu" + std::to_string(g);
+    EXPECT_EQ(calls[gpu], 2) << gpu;
+    double w = 0;  // one iteration per size: the row's mean is the call's wait
+    for (const auto& row : rows) w += row["gpu_wait_us_mean"][static_cast<size_t>(g)].get<double>();
+    EXPECT_NEAR(wait[gpu], w, 1e-6) << gpu;
+    EXPECT_EQ(late[gpu], g == 3 ? 2 : 0) << gpu;
+  }
+  EXPECT_EQ(faults["fabric.gpu0"], 1);
+  ASSERT_FALSE(busy.empty());
+  for (const auto& [link, b] : busy) {
+    const double expect = s["links"][link]["utilization"].get<double>() * window_us;
+    EXPECT_NEAR(b.second, expect, 1e-6 * window_us) << link;
+  }
+  // A timeline file must end in .json.
+  EXPECT_EQ(sh("run " + kSrc + "/configs/switch64.yaml --timeline " + out + "/t.vcd").status, 2);
+}
+
 TEST(Cli, CompareNcclTestsOutput) {
   const std::string dir = temp_dir("compare");
   const std::string log = kSrc + "/traces/nccl-tests/all_reduce_perf_8xH100_synthetic.txt";

@@ -98,7 +98,7 @@ TEST(Wave, LinksAgreeWithTheStatistics) {
   const std::string path = temp_path("links");
   // The statistics count packets that started in [0, 3000 ns); sends booked
   // for later start after the window and are cut by the same bound.
-  f.enable_wave({path, "*", 0, f.window().end - 1});
+  f.enable_wave({path, "*", 0, f.window().end - 1, ""});
   ASSERT_TRUE(f.run()) << f.error();
   const auto s = f.stats();
   const Vcd v = read_vcd(path);
@@ -134,7 +134,7 @@ TEST(Wave, FstAgreesWithTheStatistics) {
   Fabric f("fabric", c);
   std::string path = temp_path("links");
   path.replace(path.size() - 4, 4, ".fst");
-  f.enable_wave({path, "*", 0, f.window().end - 1});
+  f.enable_wave({path, "*", 0, f.window().end - 1, ""});
   ASSERT_TRUE(f.run()) << f.error();
   const auto s = f.stats();
   const auto counts = fst_count_changes(path);
@@ -156,7 +156,7 @@ TEST(Wave, ScopeAndWindowLimitTheDump) {
                                     "sim.duration_ns=3000"});
   Fabric f("fabric", c);
   const std::string path = temp_path("scope");
-  f.enable_wave({path, "fabric.sw0.*", ns_to_ps(1000), ns_to_ps(2000)});
+  f.enable_wave({path, "fabric.sw0.*", ns_to_ps(1000), ns_to_ps(2000), ""});
   ASSERT_TRUE(f.run()) << f.error();
   const Vcd v = read_vcd(path);
   ASSERT_FALSE(v.id_of.empty());
@@ -186,7 +186,7 @@ TEST(Wave, EngineTableMatchesItsStatistics) {
                                     "sim.warmup_ns=0", "sim.duration_ns=1e9"});
   Fabric f("fabric", c);
   const std::string path = temp_path("engine");
-  f.enable_wave({path, "fabric.sw0.engine.*", 0, kNever});
+  f.enable_wave({path, "fabric.sw0.engine.*", 0, kNever, ""});
   ASSERT_TRUE(f.run()) << f.error();
   const auto s = f.stats();
   const Vcd v = read_vcd(path);
@@ -226,7 +226,7 @@ TEST(Wave, RtlWaveReplaysEveryFoldOfTheScopedSwitch) {
   const std::string path = temp_path("rtl") + ".fst";
   const std::string fabric_path = temp_path("rtl_fabric");
   RtlWave rtl({path, "fabric.sw1.*", 0, kNever});
-  f.enable_wave({fabric_path, "fabric.sw1.engine.*", 0, kNever});
+  f.enable_wave({fabric_path, "fabric.sw1.engine.*", 0, kNever, ""});
   f.enable_fold_trace(rtl);
   ASSERT_TRUE(f.run()) << f.error();
   const auto s = f.stats();
