@@ -34,6 +34,16 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--timeline", run.timeline,
                       "write a timeline (Chrome trace-event .json for ui.perfetto.dev): each GPU's "
                       "collective phases, link, credit and buffer counters, faults, late starts");
+  run_cmd->add_option("--log", run.log,
+                      "log levels per module: GLOB=LEVEL[,...], LEVEL one of off, error, warn "
+                      "(default), info (faults, calls), debug (every packet), e.g. "
+                      "'fabric.sw0*=debug' (repeatable; a later rule wins)")
+      ->take_all();
+  run_cmd->add_option("--watch", run.watch,
+                      "log packet SERIAL at every hop (its number; waveforms show SERIAL+1)");
+  run_cmd->add_flag("--progress", run.progress,
+                    "print the progress line even when stderr is not a terminal "
+                    "(it is printed on a terminal unless --quiet)");
   run_cmd->add_option("--wave-scope", run.wave_scope,
                       "only signals, timeline tracks (and RTL ALUs) whose full name matches this "
                       "glob, e.g. 'fabric.sw0.*'");

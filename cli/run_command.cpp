@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include "cli/host_stats.hpp"
 #include "models/core/config.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/log.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
 #include "rtl/rtl_wave.hpp"
@@ -208,10 +211,41 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
   Fabric& fabric = *built;
+  Log log;
+  try {
+    for (const auto& rules : opts.log) log.add_rules(rules);
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+  log.set_watch(opts.watch);
+  fabric.enable_log(log);
+  // The progress line: simulated time, share of the work, host rate, ETA;
+  // on stderr, redrawn at most twice a second.
+  const bool progress = opts.progress || (!opts.quiet && isatty(STDERR_FILENO));
+  auto last_line = t0;
+  auto print_progress = [&](bool final_line) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!final_line && now - last_line < std::chrono::milliseconds(500)) return;
+    last_line = now;
+    const double host = std::chrono::duration<double>(now - t0).count();
+    const double done = final_line ? 1.0 : fabric.progress();
+    const std::string eta =
+        done > 0.01 && !final_line ? fmt::format(", ETA {:.0f} s", host * (1 - done) / done) : "";
+    const std::string detail = fabric.progress_detail();
+    fmt::print(stderr, "\rfabricsim: {:.3f} us simulated, {:.0f}%{}, host {:.1f} s, {:.2f} M events/s{}\033[K{}",
+               ps_to_ns(Scheduler::now()) / 1000.0, 100 * done,
+               detail.empty() ? "" : ", " + detail, host,
+               host > 0 ? static_cast<double>(fabric.events()) / host / 1e6 : 0.0, eta,
+               final_line ? "\n" : "");
+    std::fflush(stderr);
+  };
+  if (progress) fabric.scheduler().set_progress([&] { print_progress(false); });
   if (!opts.wave.empty() || !opts.timeline.empty())
     fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end, opts.timeline});
   if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
   const bool ok = fabric.run();
+  if (progress) print_progress(true);
   const double host_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -1,5 +1,6 @@
 // 'fabricsim run': one simulation from a config file and overrides.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct RunOptions {
   std::string wave_rtl;     // --wave-rtl FILE.fst
   std::string wave_scope = "*";
   std::string wave_window;  // START_NS:END_NS
+  std::vector<std::string> log;  // --log GLOB=LEVEL,...
+  std::int64_t watch = -1;       // --watch SERIAL
+  bool progress = false;         // --progress: the progress line even when stderr is not a terminal
 };
 
 // Exit status: 0 success, 1 the simulation failed a check, 2 bad input.

@@ -267,6 +267,7 @@ void Endpoint::handle(const Item& item) {
       const PacketId id = item.a;
       Packet& p = pool_.get(id);
       check_delivery(p, id_);
+      if (log_.packet(p)) log("receives " + describe(p) + " on port " + std::to_string(item.b));
       const Ps t = item.time;  // tail arrival
       if (window_.contains(t)) {
         // A read request is not an operation's end: its data coming back is.

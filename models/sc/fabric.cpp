@@ -1,5 +1,7 @@
 #include "models/sc/fabric.hpp"
 
+#include "models/core/params.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,7 +71,15 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {
     sweep_ = std::make_unique<CollectiveSweep>(cfg_, topo_.endpoints, topo_.per_domain);
-    sweep_->set_on_call_end([this](CollectiveCall& c) { tier_bytes(c.tier_bytes); });
+    sweep_->set_on_call_end([this](CollectiveCall& c) {
+      tier_bytes(c.tier_bytes);
+      if (log_.on(LogLevel::kInfo))
+        log_.log->write(c.end, this->name(),
+                        "call " + std::to_string(sweep_->current_index() + 1) + "/" +
+                            std::to_string(sweep_->calls().size()) + " " + to_string(c.op) + " " +
+                            std::to_string(c.bytes) + " B done in " +
+                            format_real(ps_to_ns(c.end - c.start) / 1000.0) + " us");
+    });
     // Multicast group 0: every GPU (the collective's communicator).
     std::vector<int> all(static_cast<size_t>(topo_.endpoints));
     for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;
@@ -349,6 +359,34 @@ void Fabric::enable_wave(WaveTrace::Options o) {
   wave_ = std::make_unique<WaveTrace>(std::move(o));
   for (auto& l : links_) l->trace(*wave_);
   for (auto& sw : switches_) sw->trace(*wave_);
+}
+
+void Fabric::enable_log(const Log& log) {
+  log_.enable(log, name());
+  for (auto& l : links_) l->enable_log(log);
+  for (auto& sw : switches_) sw->enable_log(log);
+  for (auto& e : endpoints_) e->enable_log(log);
+  for (auto& g : gpus_) g->enable_log(log);
+  if (faults_) faults_->enable_log(log);
+}
+
+double Fabric::progress() const {
+  if (sweep_) {
+    double done = 0, all = 0;
+    for (std::size_t i = 0; i < sweep_->calls().size(); ++i) {
+      const double b = static_cast<double>(sweep_->calls()[i].bytes) + 1;
+      all += b;
+      if (i < sweep_->current_index()) done += b;
+    }
+    return all > 0 ? done / all : 0;
+  }
+  return window_.end > 0 ? static_cast<double>(Scheduler::now()) / static_cast<double>(window_.end) : 0;
+}
+
+std::string Fabric::progress_detail() const {
+  if (!sweep_) return "";
+  return "call " + std::to_string(std::min(sweep_->current_index() + 1, sweep_->calls().size())) +
+         "/" + std::to_string(sweep_->calls().size());
 }
 
 void Fabric::enable_fold_trace(FoldSink& sink) {

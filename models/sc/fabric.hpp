@@ -94,6 +94,16 @@ class Fabric : public sc_core::sc_module {
   // through a traced RTL ALU); the sink outlives the run, finish() closes it.
   void enable_fold_trace(FoldSink& sink);
 
+  // --log / --watch: every module takes its level from `log` (kept by the
+  // caller for the run).
+  void enable_log(const Log& log);
+  // Work done so far, 0..1: a collective sweep's bytes of finished calls
+  // (sizes grow geometrically: bytes follow the host time better than the
+  // call count), else simulated time over the run's end.
+  double progress() const;
+  std::string progress_detail() const;  // "call 3/12" or ""
+  Scheduler& scheduler() { return scheduler_; }
+
   // stats.json (host figures are added by the caller).
   nlohmann::json stats() const;
   // Bytes the links of each tier (scale-up, scale-out) have carried so far:
@@ -138,6 +148,7 @@ class Fabric : public sc_core::sc_module {
   bool checked_ = false;
   bool finished_ = false;
   std::unique_ptr<WaveTrace> wave_;
+  LogPoint log_;  // the fabric's own lines (calls finished)
   // --timeline: each GPU's calls and phases, late starts and faults, from
   // what the run recorded (fabric_timeline.cpp).
   void timeline_events();

@@ -62,7 +62,7 @@ void Fabric::timeline_events() {
     }
   }
   if (faults_)
-    for (const auto& f : faults_->log())
+    for (const auto& f : faults_->applied())
       for (const std::string& target : f.targets)
         wave_->instant(module_name(target), "fault: " + f.fault, f.t);
 }

@@ -21,7 +21,12 @@ FaultInjector::FaultInjector(const sc_core::sc_module_name& name, Scheduler& sch
 void FaultInjector::handle(const Item& item) {
   const Fault& f = faults_[item.a];
   for (std::size_t k = 0; k < targets_[item.a].size(); ++k) apply_(item.a, k);
-  log_.push_back({item.time, f.text, targets_[item.a]});
+  applied_.push_back({item.time, f.text, targets_[item.a]});
+  if (log_.on(LogLevel::kInfo)) {
+    std::string hit;
+    for (const auto& t : targets_[item.a]) hit += (hit.empty() ? "" : ", ") + t;
+    log("applies " + f.text + " to " + hit);
+  }
 }
 
 }  // namespace fabricsim

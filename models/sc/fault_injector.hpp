@@ -23,7 +23,7 @@ class FaultInjector : public TimedModule {
   FaultInjector(const sc_core::sc_module_name& name, Scheduler& scheduler, std::vector<Fault> faults,
                 std::vector<std::vector<std::string>> targets,
                 std::function<void(std::size_t fault, std::size_t target)> apply);
-  const std::vector<Applied>& log() const { return log_; }
+  const std::vector<Applied>& applied() const { return applied_; }
 
  protected:
   void handle(const Item& item) override;
@@ -32,7 +32,7 @@ class FaultInjector : public TimedModule {
   std::vector<Fault> faults_;
   std::vector<std::vector<std::string>> targets_;
   std::function<void(std::size_t, std::size_t)> apply_;
-  std::vector<Applied> log_;
+  std::vector<Applied> applied_;
 };
 
 }  // namespace fabricsim

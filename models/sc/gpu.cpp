@@ -304,6 +304,7 @@ void Gpu::handle(const Item& item) {
       rx->arrived();
       Packet& p = pool_.get(item.a);
       check_delivery(p, id_);
+      if (log_.packet(p)) log("receives " + describe(p) + " on port " + std::to_string(item.b));
       ++delivered_;
       delivered_flits_ += p.flits;
       // A read request keeps its buffer space until it is answered.

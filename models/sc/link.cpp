@@ -61,6 +61,13 @@ void Link::send(PacketId id, Packet& p, Ps start) {
   p.t_head = s + latency_ps_ + rel_.fec_ps + flit_ps_;
   const Ps tail = s + latency_ps_ + rel_.fec_ps + ser;
   rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
+  if (log_.packet(p))
+    log_.log->write(start, name_,
+                    "sends " + describe(p) + (s > start ? " (retransmitted until " +
+                                                             format_real(ps_to_ns(s)) + " ns)"
+                                                       : std::string()) +
+                        ": head in at " + format_real(ps_to_ns(p.t_head)) + " ns, tail at " +
+                        format_real(ps_to_ns(tail)) + " ns");
   if (!errors_) return;  // an ideal link: nothing more to book
   if (rel_.retry == Retry::kGoBackN) {
     // Held until its ack (sent ack_delay after the tail, over the reverse

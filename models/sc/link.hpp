@@ -22,6 +22,7 @@
 #include "models/core/credit_counter.hpp"
 #include "models/core/histogram.hpp"
 #include "models/core/link_errors.hpp"
+#include "models/core/log.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/time.hpp"
@@ -98,6 +99,7 @@ class Link {
   void bind_rx(TimedModule* module, std::uint32_t port, bool deliver_at_tail);
 
   const std::string& name() const { return name_; }
+  void enable_log(const Log& l) { log_.enable(l, name_); }
   Ps flit_ps() const { return flit_ps_; }
   Ps latency_ps() const { return latency_ps_; }
   Ps serialization_ps(int flits) const { return static_cast<Ps>(flits) * flit_ps_; }
@@ -205,6 +207,7 @@ class Link {
   }
 
   std::string name_;
+  LogPoint log_;
   Ps flit_ps_;
   Ps latency_ps_;
   Window window_;

@@ -369,7 +369,7 @@ nlohmann::json Fabric::stats() const {
   j["links"] = links;
   if (faults_) {
     json log = json::array();
-    for (const auto& a : faults_->log())
+    for (const auto& a : faults_->applied())
       log.push_back({{"at_ns", ps_to_ns(a.t)}, {"fault", a.fault}, {"targets", a.targets}});
     j["faults"] = log;
   }

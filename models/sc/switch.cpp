@@ -475,6 +475,11 @@ void Switch::arrive(PacketId id, int port) {
                            std::to_string(p.dst));
     p.out_port = route(p.dst, p.addr);
   }
+  if (log_.packet(p))
+    log("in" + std::to_string(port) + " takes " + describe(p) + " -> " +
+        (multicast ? std::string("replicated to group ") + std::to_string(p.group)
+                   : (has_engine() && p.out_port >= engine_port_ ? "the reduction engine"
+                                                                 : "out" + std::to_string(p.out_port))));
   apply_departures(in, t);
   int& occ = in.occupancy[p.vc];
   if (occ + p.flits > in_capacity_per_vc_)
@@ -831,6 +836,10 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   --pending_total_;
   if (in.pending == 0) active_.reset(i);
   if (window_.contains(e)) ++grants_;
+  if (log_.packet(p))
+    log("grants " + describe(p) + " in" + std::to_string(i) + " -> out" + std::to_string(o) +
+        " at " + format_real(ps_to_ns(e)) + " ns, through the pipeline at " +
+        format_real(ps_to_ns(e + pipeline_ps_)) + " ns");
   enqueue_output(o, id, e + pipeline_ps_);
   return siblings;
 }

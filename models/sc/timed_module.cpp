@@ -37,6 +37,7 @@ void Scheduler::run() {
   notified_at_ = kNever;
   running_ = true;
   ++activations_;
+  if (progress_ && (activations_ & 0x3FFF) == 0) progress_();
   while (!pending_.empty() && pending_.next_time() <= t) {
     auto& b = pending_.front();
     // A module may queue work for another module at this very time (no

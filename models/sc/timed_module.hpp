@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/log.hpp"
 #include "models/core/time.hpp"
 #include "models/core/time_buckets.hpp"
 
@@ -62,6 +63,8 @@ class Scheduler : public sc_core::sc_module {
   // `m` wants to run at time t (>= now).
   void request(TimedModule* m, Ps t);
   ErrorSink& errors() { return errors_; }
+  // Called every 16384 activations (a progress line checks the host clock).
+  void set_progress(std::function<void()> f) { progress_ = std::move(f); }
   std::uint64_t activations() const { return activations_; }
   // The time of the current (or last) activation: a cheap lower bound of now.
   Ps last_run() const { return last_run_; }
@@ -93,6 +96,7 @@ class Scheduler : public sc_core::sc_module {
   Ps watch_next_ = kNever;
   std::function<void(Ps)> watch_;
   std::function<void(Ps)> drained_;
+  std::function<void()> progress_;
 };
 
 struct Item {
@@ -113,6 +117,7 @@ class TimedModule : public sc_core::sc_module {
 
   static Ps now() { return Scheduler::now(); }
   std::uint64_t events() const { return events_; }
+  void enable_log(const Log& l) { log_.enable(l, name()); }
   // Calls f(item) for every queued item (end-of-run accounting).
   template <class F>
   void for_each_pending(F&& f) const {
@@ -121,6 +126,8 @@ class TimedModule : public sc_core::sc_module {
 
  protected:
   virtual void handle(const Item& item) = 0;
+  void log(const std::string& text) const { log_.log->write(now(), name(), text); }
+  LogPoint log_;
   // Runs after all items of the current time are handled (e.g. allocation).
   virtual void after_items() {}
 

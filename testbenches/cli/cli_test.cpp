@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -234,6 +235,52 @@ TEST(Cli, TimelineAgreesWithStats) {
   }
   // A timeline file must end in .json.
   EXPECT_EQ(sh("run " + kSrc + "/configs/switch64.yaml --timeline " + out + "/t.vcd").status, 2);
+}
+
+// --watch logs one packet at every hop, in an order and at times that
+// agree with each other; --log levels per module; --progress.
+TEST(Cli, WatchLogAndProgress) {
+  const std::string out = temp_dir("watch");
+  const Result w = sh("run " + kSrc + "/configs/switch64.yaml -q --out " + out +
+                      " --set sim.warmup_ns=10 sim.duration_ns=1000 --watch 5");
+  ASSERT_EQ(w.status, 0) << w.output;
+  std::vector<std::string> lines;
+  std::istringstream in(w.output);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("#5 ") != std::string::npos) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 5u) << w.output;  // source link, switch in, grant, output link, sink
+  const char* steps[] = {"tx0: sends #5", "sw0: in", "sw0: grants #5", "sw0.out", "receives #5"};
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_NE(lines[k].find(steps[k]), std::string::npos) << lines[k];
+  // The switch takes the packet when the source link said its head arrives.
+  const auto at = [](const std::string& l) { return std::stod(l.substr(1, l.find(" ns]") - 1)); };
+  const auto head = [](const std::string& l) {
+    return std::stod(l.substr(l.find("head in at ") + 11));
+  };
+  EXPECT_DOUBLE_EQ(at(lines[1]), head(lines[0]));
+  EXPECT_LE(at(lines[1]), at(lines[2]));
+  EXPECT_DOUBLE_EQ(at(lines[4]), std::stod(lines[3].substr(lines[3].find("tail at ") + 8)));
+  // Info on the fabric: one line per finished call; debug on one switch only.
+  const Result c = sh("run " + kSrc + "/configs/dgx-h100-allreduce.yaml -q --out " + out +
+                      " --set collective.min_bytes=4096 collective.max_bytes=16384"
+                      " --log 'fabric=info' --log 'fabric.sw1=debug' --progress");
+  ASSERT_EQ(c.status, 0) << c.output;
+  int calls = 0, sw1 = 0, others = 0;
+  std::istringstream cin(c.output);
+  for (std::string l; std::getline(cin, l);) {
+    if (l.find("] fabric: call ") != std::string::npos) ++calls;
+    if (l.find("] fabric.sw1: ") != std::string::npos) ++sw1;
+    if (l.find("] fabric.sw0: ") != std::string::npos) ++others;
+  }
+  EXPECT_EQ(calls, 3);
+  EXPECT_GT(sw1, 0);
+  EXPECT_EQ(others, 0);
+  EXPECT_NE(c.output.find("100%, call 3/3"), std::string::npos) << c.output;
+  // A level that does not exist: exit 2, naming it and the allowed ones.
+  const Result bad = sh("run " + kSrc + "/configs/switch64.yaml --log 'fabric.sw0=loud'");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("level 'loud' is not one of off, error, warn, info, debug"),
+            std::string::npos)
+      << bad.output;
 }
 
 TEST(Cli, CompareNcclTestsOutput) {
