@@ -122,6 +122,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   hier_.per_domain = per_domain;
   hier_.domains = gpus / per_domain;
   sharp_ = cfg.topology.kind == TopologyKind::kScaleOut && cfg.scaleout.sharp;
+  hier_.tree = !sharp_ && cfg.collective.inter == InterAlgo::kTree;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
     // A training step: the file's calls in order, collective.iterations times.
@@ -292,6 +293,18 @@ void CollectiveSweep::hier_golden(std::uint64_t first, std::uint64_t count, std:
       if (j > 0) alu_accumulate(cfg_.redop, cfg_.dtype, acc, x, bytes);
     }
   };
+  if (hier_.tree) {
+    // Each node folds its own sum, then its children's subtrees in order.
+    std::vector<std::vector<std::uint8_t>> sub(static_cast<size_t>(m),
+                                               std::vector<std::uint8_t>(bytes));
+    for (int d = m - 1; d >= 0; --d) {
+      std::uint8_t* acc = d == 0 ? out : sub[static_cast<size_t>(d)].data();
+      domain_sum(d, acc);
+      for (int child = 2 * d + 1; child <= 2 * d + 2 && child < m; ++child)
+        alu_accumulate(cfg_.redop, cfg_.dtype, acc, sub[static_cast<size_t>(child)].data(), bytes);
+    }
+    return;
+  }
   // Sub-chunk k across the domains, as the second ring adds it: k+1, ...,
   // k; or (SHARP) as the leaf's engine folds its members: 0, 1, ..., m-1.
   for (int j = 0; j < m; ++j) {

@@ -54,12 +54,24 @@ struct RingPlan {
 struct HierPlan {
   int domains = 1;
   int per_domain = 1;
+  bool tree = false;  // phase 2 by a binary tree (collective.inter=tree)
   RingPlan intra;
 
   int intra_last() const { return per_domain - 2; }           // phase 1: 0 .. D-2
-  int inter_first() const { return per_domain - 1; }          // phase 2 reduce-scatter
-  int inter_rs_last() const { return inter_first() + domains - 2; }
-  int inter_last() const { return inter_first() + 2 * domains - 3; }  // phase 2 all-gather
+  int inter_first() const { return per_domain - 1; }          // phase 2 reduce-scatter (tree: up)
+  // With one domain there is no phase 2: both are inter_first() - 1.
+  int inter_rs_last() const {
+    return domains == 1 ? inter_first() - 1 : inter_first() + (tree ? 0 : domains - 2);
+  }
+  // Phase 2 all-gather (tree: down).
+  int inter_last() const {
+    return domains == 1 ? inter_first() - 1 : inter_first() + (tree ? 1 : 2 * domains - 3);
+  }
+  // The binary tree over the domains: domain d's parent and children.
+  static int tree_parent(int d) { return (d - 1) / 2; }
+  int tree_children(int d) const {
+    return (2 * d + 1 < domains ? 1 : 0) + (2 * d + 2 < domains ? 1 : 0);
+  }
   int gather_first() const { return inter_last() + 1; }       // phase 3
   int last() const { return gather_first() + per_domain - 2; }
   // Chunk r's sub-chunks (element offsets relative to intra.chunk_begin(r)).

@@ -57,6 +57,8 @@ const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"all_to_all", CollectiveOp::kAllToAll},
     {"broadcast", CollectiveOp::kBroadcast},
     {"reduce", CollectiveOp::kReduce}};
+const std::vector<std::pair<std::string, InterAlgo>> kInterAlgos = {{"ring", InterAlgo::kRing},
+                                                                    {"tree", InterAlgo::kTree}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
     {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls},
     {"push", CollectiveAlgo::kPush}, {"direct", CollectiveAlgo::kDirect},
@@ -189,6 +191,13 @@ Schema<Config> config_schema() {
                "other: all_reduce, all_to_all); hierarchical (all_reduce: ring "
                "reduce-scatter inside each scale-up domain, ring all-reduce of each chunk "
                "across the domains, ring all-gather inside; docs/scale-out.md)");
+  s.add_choice("collective.inter", &C::collective, &CollectiveConfig::inter, kInterAlgos,
+               "collective.algorithm=hierarchical, phase 2 (across the domains, among the GPUs "
+               "of one rank): ring (reduce-scatter then all-gather over the m domains: "
+               "2(m-1)/m x S/D per NIC, 2(m-1) steps) or tree (a binary tree over the domains, "
+               "domain 0 its root: reduce up, broadcast down, pipelined per packet: up to 3 x "
+               "S/D into an inner node's NIC, 2 log2(m) steps); scaleout.sharp=true does it in "
+               "the leaves instead");
   s.add_custom<CollectiveConfig, std::string>(
       "collective.workload", &C::collective, &CollectiveConfig::workload, "path",
       "a JSON file (traces/workloads/README.md), or empty",
@@ -680,6 +689,9 @@ void validate(const Config& c) {
       fail("scaleout.sharp=true aggregates each rank's chunk in one leaf: it needs "
            "scaleout.placement=rail (or scaleout.tiers=1); a reduction tree over leaves and "
            "spines is not modelled");
+    if (c.scaleout.sharp && c.collective.inter == InterAlgo::kTree)
+      fail("scaleout.sharp=true reduces across the domains in the leaves; "
+           "collective.inter=tree would do it in the GPUs: choose one");
     if (c.scaleout.sharp && c.sw.queueing == Queueing::kOutput)
       fail("scaleout.sharp=true needs an input-queued switch (switch.queueing=fifo or voq): "
            "the ideal output-queued model has no crossbar to reach the reduction engine");

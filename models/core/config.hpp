@@ -115,6 +115,8 @@ struct TopologyConfig {
 // of leaf switches (and spines): InfiniBand-like links with credits of
 // flit_bytes per virtual lane, microsecond-class latencies.
 enum class Placement { kPacked, kRail };
+// Phase 2 of the hierarchical all-reduce (across the domains).
+enum class InterAlgo { kRing, kTree };
 struct ScaleOutConfig {
   std::int64_t domains = 2;
   Placement placement = Placement::kRail;
@@ -152,6 +154,7 @@ struct CollectiveConfig {
   bool check = true;
   std::string workload;  // a training step's calls (JSON); empty: the size sweep
   std::string groups;    // NAME=LAYOUT,... replacing the workload's group layouts
+  InterAlgo inter = InterAlgo::kRing;  // hierarchical: across the domains
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).

@@ -154,6 +154,9 @@ class Gpu : public TimedModule {
   int per_domain() const { return domain_end_ - domain_begin_; }
   int domain_next() const { return domain_begin_ + (rank() + 1) % per_domain(); }
   int inter_next() const { return (id_ + per_domain()) % n_; }
+  int domain() const { return id_ / per_domain(); }
+  int tree_gpu(int d) const { return d * per_domain() + rank(); }  // our rank in domain d
+  void tree_up(const Packet& in);
   void output_done(std::uint64_t elements);
 
   int id_;
@@ -210,6 +213,7 @@ class Gpu : public TimedModule {
   // data that arrived before it was complete.
   bool hier_ = false;
   bool sharp_ = false;  // phase 2 in the leaves' engines (scaleout.sharp)
+  bool tree_ = false;   // phase 2 by a binary tree over the domains (collective.inter)
   std::vector<std::uint8_t> chunk_;
   std::uint64_t chunk_left_ = 0;
   std::uint64_t final_left_ = 0;  // our chunk's elements not yet fully reduced

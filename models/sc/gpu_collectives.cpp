@@ -136,7 +136,7 @@ std::uint64_t Gpu::first_step_count(std::uint64_t entry) const {
   const RingPlan& plan = sweep_.plan();
   int c = plan.chunk_of(first);
   std::uint64_t end = plan.chunk_begin(c + 1);
-  if ((entry & kFromChunkInter) && !sharp_) {  // a sub-chunk of our chunk
+  if ((entry & kFromChunkInter) && !sharp_ && !tree_) {  // a sub-chunk of our chunk
     const RingPlan sub = sweep_.hier().inter(c);
     const std::uint64_t base = plan.chunk_begin(c);
     end = base + sub.chunk_begin(sub.chunk_of(first - base) + 1);

@@ -20,6 +20,7 @@ namespace fabricsim {
 void Gpu::hier_start() {
   sharp_ = cfg_.topology.kind == TopologyKind::kScaleOut && cfg_.scaleout.sharp &&
            sweep_.hier().domains > 1;
+  tree_ = sweep_.hier().tree && sweep_.hier().domains > 1;
   const std::uint64_t mine = sweep_.plan().chunk_elements(rank());
   final_left_ = mine;
   // With one GPU per domain our chunk is our input: nothing to wait for.
@@ -56,6 +57,13 @@ void Gpu::begin_inter() {
     push(base, plan.chunk_begin(r + 1), kFromChunkGather);
   } else if (sharp_) {  // the whole chunk to the leaf's engine
     push(base, plan.chunk_begin(r + 1), kFromChunkInter);
+  } else if (tree_) {
+    // A leaf of the tree sends its whole chunk up; an inner node folds it
+    // with its children's as their slices come (some may have come).
+    if (h.tree_children(domain()) == 0) push(base, plan.chunk_begin(r + 1), kFromChunkInter);
+    std::vector<Packet> early;
+    early.swap(inter_stash_);
+    for (const Packet& p : early) hier_receive(p);
   } else {
     const RingPlan sub = h.inter(r);
     const int k = (id_ / per_domain() + h.domains - 1) % h.domains;
@@ -78,7 +86,7 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   const HierPlan& h = sweep_.hier();
   const PacketId id = make_packet(inter ? h.inter_first() : h.gather_first(), first, count);
   Packet& p = pool_.get(id);
-  p.dst = inter ? inter_next() : domain_next();
+  p.dst = !inter ? domain_next() : tree_ ? tree_gpu(HierPlan::tree_parent(domain())) : inter_next();
   p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
   if (inter && sharp_) {  // a contribution to rank r's group at our leaf
     p.kind = PacketKind::kReduceContrib;
@@ -108,20 +116,65 @@ void Gpu::send_on(int step, int dst, std::uint64_t first, std::uint64_t count, P
 
 // A slice of our chunk is final (phase 2 reduced it across the domains):
 // it is part of our output, goes on round the second ring (`next_step`,
-// -1: it has been everywhere) and into our domain (phase 3). The two
-// packets share the payload: nobody changes final data.
+// -1: it has been everywhere) or down the tree to our children, and into
+// our domain (phase 3). The packets share the payload: nobody changes final
+// data.
 void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step) {
+  const HierPlan& h = sweep_.hier();
   sweep_.check(first, count, payloads_.data(payload), n_, group_);
-  if (per_domain() > 1) {
-    payloads_.retain(payload);
-    send_on(sweep_.hier().gather_first(), domain_next(), first, count, payload);
-  }
-  if (next_step >= 0)
-    send_on(next_step, inter_next(), first, count, payload);
-  else
-    payloads_.release(payload);
+  std::vector<std::pair<int, int>> sends;  // (step, GPU)
+  if (per_domain() > 1) sends.emplace_back(h.gather_first(), domain_next());
+  if (next_step >= 0) sends.emplace_back(next_step, inter_next());
+  if (tree_)
+    for (int c = 2 * domain() + 1; c <= 2 * domain() + 2 && c < h.domains; ++c)
+      sends.emplace_back(h.inter_first() + 1, tree_gpu(c));
+  for (std::size_t k = 1; k < sends.size(); ++k) payloads_.retain(payload);
+  for (const auto& [step, dst] : sends) send_on(step, dst, first, count, payload);
+  if (sends.empty()) payloads_.release(payload);
   if ((final_left_ -= count) == 0) sweep_.mark_inter(id_, now());
   output_done(count);
+}
+
+// Tree, going up: a child's subtree sum of a slice. We fold in a fixed
+// order, our own sum first, then the children's (early arrivals wait), and
+// send the result to our parent, or, at the root, it is final.
+void Gpu::tree_up(const Packet& in) {
+  const HierPlan& h = sweep_.hier();
+  const std::uint64_t first = in.addr / es_;
+  const std::uint64_t count = in.bytes / es_;
+  const std::size_t bytes = static_cast<std::size_t>(count) * es_;
+  const int d = domain();
+  const int child = in.src / per_domain() - (2 * d + 1);
+  const int n = 1 + h.tree_children(d);
+  if (child < 0 || child + 1 >= n)
+    throw InvariantError(std::string(name()) + ": GPU " + std::to_string(in.src) +
+                         " is not our child in the tree across the domains");
+  Fold& f = folds_[first];
+  if (f.early.empty()) f.early.assign(static_cast<size_t>(n), kNoPayload);
+  if (f.early[static_cast<size_t>(child + 1)] != kNoPayload || child + 1 < f.next)
+    throw InvariantError(std::string(name()) + ": GPU " + std::to_string(in.src) +
+                         " sent element " + std::to_string(first) + " up twice");
+  f.early[static_cast<size_t>(child + 1)] = in.payload;
+  if (f.next == 0) {  // our own sum starts the fold
+    f.acc = payloads_.alloc();
+    const std::uint8_t* mine = chunk_data(first, count);
+    std::copy(mine, mine + bytes, payloads_.data(f.acc));
+    f.next = 1;
+  }
+  while (f.next < n && f.early[static_cast<size_t>(f.next)] != kNoPayload) {
+    const PayloadId p = f.early[static_cast<size_t>(f.next)];
+    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, payloads_.data(f.acc),
+                   payloads_.data(p), bytes);
+    payloads_.release(p);
+    ++f.next;
+  }
+  if (f.next < n) return;
+  const PayloadId acc = f.acc;
+  folds_.erase(first);
+  if (d == 0)
+    hier_final(first, count, acc, -1);
+  else
+    send_on(h.inter_first(), tree_gpu(HierPlan::tree_parent(d)), first, count, acc);
 }
 
 void Gpu::hier_receive(const Packet& in) {
@@ -133,6 +186,16 @@ void Gpu::hier_receive(const Packet& in) {
   std::uint8_t* data = payloads_.data(payload);
   if (in.step == kMcStep) {  // SHARP: the leaf's sum across the domains (a multicast copy)
     hier_final(first, count, payload, -1);
+    return;
+  }
+  if (tree_ && (t == h.inter_first() || t == h.inter_first() + 1)) {
+    if (t == h.inter_first() + 1) {  // down from our parent: final
+      hier_final(first, count, payload, -1);
+    } else if (!inter_ready_) {      // up from a child before our chunk is ready
+      inter_stash_.push_back(in);
+    } else {
+      tree_up(in);
+    }
     return;
   }
   if (t <= h.intra_last()) {  // phase 1: the ring's reduce-scatter in the domain

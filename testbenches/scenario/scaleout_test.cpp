@@ -115,6 +115,39 @@ TEST(ScaleOut, HierarchicalAllReduceIsExactAndMovesTheAccountedBytes) {
   for (const auto& st : s) EXPECT_EQ(st["conservation"]["lost"].get<int>(), 0);
 }
 
+// Phase 2 by a binary tree (collective.inter=tree) over 5 domains of 2
+// GPUs: domain 0 the root with children 1 and 2, domain 1 with 3 and 4.
+// Exact against the tree's fold order (own sum, then children in order),
+// uneven chunks included; up and down each carry (m-1) x S/D per rank, as
+// much as the ring's 2(m-1) x S/D per rank (up to packet rounding).
+TEST(ScaleOut, HierarchicalTreeAcrossTheDomains) {
+  std::vector<Config> cs;
+  for (const char* inter : {"tree", "ring"})
+    cs.push_back(two_dgx({"scaleout.domains=5", "topology.endpoints=2", "topology.links=[5,4,4,5]",
+                          "collective.algorithm=hierarchical", std::string("collective.inter=") + inter,
+                          "collective.min_bytes=1000000", "collective.max_bytes=1000000"}));
+  const auto s = run_fabrics(cs);
+  // On the wire, a packet is a 64-B header flit plus its payload in 64-B
+  // flits. A chunk is 125000 elements: 1953 packets of 256 B and one of
+  // 32 B (the tree sends whole chunks); the ring's sub-chunks of 25000 are
+  // 390 of 256 B and one of 160 B. Per rank, 2 (m-1) chunks or 2 (m-1) m
+  // sub-chunks cross; 2 ranks.
+  const double chunk = 1953 * 320 + 128, sub = 390 * 320 + 256;
+  const double boundary[2] = {2 * 2 * 4 * chunk, 2 * 2 * 4 * 5 * sub};
+  for (int k = 0; k < 2; ++k) {
+    const auto& st = s[static_cast<size_t>(k)];
+    const auto& r = st["collectives"]["rows"][0];
+    EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), 10u * 250000u);
+    EXPECT_DOUBLE_EQ(st["tiers"]["boundary_bytes"].get<double>(), boundary[k]) << k;
+    EXPECT_EQ(st["conservation"]["lost"].get<int>(), 0);
+  }
+  // The tree ends phase 2 in fewer steps, the ring moves less through the
+  // busiest NIC: at 1 MB the ring is ahead.
+  EXPECT_GT(s[0]["collectives"]["rows"][0]["time_us"].get<double>(),
+            s[1]["collectives"]["rows"][0]["time_us"].get<double>());
+}
+
 // The corners: uneven chunks (an odd element count) with fp16 max; one GPU
 // per domain (the whole message is the chunk: a ring across the domains);
 // one domain (no scale-out phase: reduce-scatter, then all-gather).

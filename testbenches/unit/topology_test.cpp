@@ -219,6 +219,11 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
                                    "scaleout.placement=packed"});
   EXPECT_NE(sh.find("scaleout.sharp=true"), std::string::npos) << sh;
   EXPECT_NE(sh.find("scaleout.placement=rail"), std::string::npos) << sh;
+  const std::string st = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5", "scaleout.sharp=true",
+                                   "collective.inter=tree"});
+  EXPECT_NE(st.find("collective.inter=tree"), std::string::npos) << st;
   // A workload's group layout must tile the GPUs (the file is read with the config).
   const std::string wl = error_of({"topology.kind=scaleout", "workload.kind=collective",
                                    "topology.endpoints=8", "topology.switches=4",
