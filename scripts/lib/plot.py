@@ -358,6 +358,17 @@ def title(ax_or_fig, what, runs, given, skip=()):
     return text
 
 
+def thin_log_ticks(values, gap=0.4):
+    """Tick values on a log2 axis at least `gap` octaves apart, the first and the last kept."""
+    kept = []
+    for v in values:
+        if not kept or math.log2(v / kept[-1]) >= gap:
+            kept.append(v)
+    if kept[-1] != values[-1]:
+        kept[-1] = values[-1]
+    return kept
+
+
 def size_axis(ax, sizes):
     ax.set_xscale("log", base=2)
     ticks = sorted(set(sizes))
@@ -452,9 +463,9 @@ def plot_buffers(runs, a):
     ax.plot([], [], "v", color="grey", ms=7, mec="k", mew=0.5,
             label="bound reaches the load:\nB = load·RTT / f")
     ax.set_xscale("log", base=2)
-    allb = sorted({b for d in data for b in d["buffer_flits"]})
-    ax.set_xticks(allb)
-    ax.set_xticklabels([str(b) for b in allb])
+    ticks = thin_log_ticks(sorted({b for d in data for b in d["buffer_flits"]}))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(b) for b in ticks])
     ax.minorticks_off()
     ax.set_ylim(0, 1.0)
     ax.set_xlabel("input buffer per port, B (flits; switch.input_buffer_flits)")
