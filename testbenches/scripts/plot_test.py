@@ -71,7 +71,7 @@ def check_png(path):
     w, h = struct.unpack(">II", head[16:24])
     size = os.path.getsize(path)
     assert 400 <= w <= 1400 and 250 <= h <= 1400, f"{path}: {w} x {h} pixels"
-    assert 8_000 <= size <= 200_000, f"{path}: {size} bytes"
+    assert 4_000 <= size <= 200_000, f"{path}: {size} bytes"
     import matplotlib.image
     img = matplotlib.image.imread(path)
     inked = (img[:, :, :3].min(axis=2) < 0.9).mean()
