@@ -187,11 +187,9 @@ def load_input(arg, warn):
 
 
 def load(inputs, where, warn):
-    runs, labels = [], []
+    runs = []
     for arg in inputs:
-        got = load_input(arg, warn)
-        runs += got
-        labels.append(arg)
+        runs += load_input(arg, warn)
     for w in where:
         if "=" not in w:
             raise PlotError(f"--where {w}: give KEY=VALUE")
