@@ -13,6 +13,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analytic  # noqa: E402  (the models, written once: scripts/lib/analytic.py)
+
 OUT, WINDOW = sys.argv[1], int(sys.argv[2])
 CFG = "configs/switch64.yaml"
 
@@ -102,22 +105,24 @@ CASES.append(dict(
                "traffic.packet_flits=1", "link.latency_ns=20", "switch.pipeline_cycles=0",
                f"switch.input_buffer_flits={b}", "endpoint.rx_buffer_flits=4096",
                "sim.warmup_ns=2000", f"sim.duration_ns={WINDOW}"],
-           min(1.0, b * 0.64 / (2 * 20 + 2.5 * 0.64))) for b in (4, 8, 16, 32, 48, 64, 96, 128)],
+           analytic.credit_bound(b, 20, 0.64, 0.64, 1)) for b in (4, 8, 16, 32, 48, 64, 96, 128)],
     value=accepted))
 
 
 # Collectives against alpha-beta (Hockney) models on dgx-h100 wired 2,2,2,2
 # with aligned egress (testbenches/validation/collective_validation_test.cpp
 # explains each model): T = k alpha + S / 256 * flits / (links / flit time),
-# alpha the zero-load GPU-to-GPU time of a 17-flit packet from its parts.
+# alpha the zero-load GPU-to-GPU time of a 17-flit packet from its parts
+# (flits and k per algorithm: analytic.STEPS).
 H100 = "configs/dgx-h100.yaml"
 
 
-def alpha_ns(lat, flits, f=0.64):
-    return math.ceil((lat + f) / f - 1e-9) * f + 16 * f + lat + flits * f
+def alpha_ns(lat, flits):
+    return analytic.alpha_ns(lat, 0.64, 0.64, 16, flits)
 
 
-def coll(label, op, algo, n, lat, flits, steps, *extra):
+def coll(label, op, algo, n, lat, *extra):
+    flits, steps = analytic.flits_and_steps(op, algo, n, 17)
     sets = ["workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
             "topology.links=2,2,2,2", "switch.egress=aligned", f"topology.endpoints={n}",
             f"link.latency_ns={lat}", f"collective.op={op}", f"collective.algorithm={algo}",
@@ -130,23 +135,18 @@ COLLECTIVES = []
 for n in (4, 8):
     for lat in (50, 100) if n == 8 else (100,):
         COLLECTIVES += [
-            coll(f"ring all_reduce n={n} L={lat}", "all_reduce", "ring", n, lat,
-                 2 * (n - 1) / n * 17, 2 * (n - 1)),
-            coll(f"ring reduce_scatter n={n} L={lat}", "reduce_scatter", "ring", n, lat,
-                 (n - 1) / n * 17, n - 1),
-            coll(f"ring all_gather n={n} L={lat}", "all_gather", "ring", n, lat,
-                 (n - 1) / n * 17, n - 1),
-            coll(f"direct all_reduce n={n} L={lat}", "all_reduce", "direct", n, lat,
-                 (n - 1) * 17, 1),
-            coll(f"push all_reduce n={n} L={lat}", "all_reduce", "push", n, lat, 17, 1),
-            coll(f"nvls all_gather n={n} L={lat}", "all_gather", "nvls", n, lat, 17, 1),
+            coll(f"ring all_reduce n={n} L={lat}", "all_reduce", "ring", n, lat),
+            coll(f"ring reduce_scatter n={n} L={lat}", "reduce_scatter", "ring", n, lat),
+            coll(f"ring all_gather n={n} L={lat}", "all_gather", "ring", n, lat),
+            coll(f"direct all_reduce n={n} L={lat}", "all_reduce", "direct", n, lat),
+            coll(f"push all_reduce n={n} L={lat}", "all_reduce", "push", n, lat),
+            coll(f"nvls all_gather n={n} L={lat}", "all_gather", "nvls", n, lat),
             # 1024 reads in flight over all GPUs: what the switches' engines
             # need to cover their round trip (docs/validation.md).
             coll(f"nvls all_reduce n={n} L={lat} ({1024 // n} reads in flight per GPU)",
-                 "all_reduce", "nvls", n, lat, 17 + 17 / n + 1, 3,
-                 f"collective.outstanding={1024 // n}"),
+                 "all_reduce", "nvls", n, lat, f"collective.outstanding={1024 // n}"),
             coll(f"nvls all_reduce n={n} L={lat} (1024 reads in flight, the default)",
-                 "all_reduce", "nvls", n, lat, 17 + 17 / n + 1, 3),
+                 "all_reduce", "nvls", n, lat),
         ]
 
 
