@@ -101,28 +101,9 @@ void WaveTrace::write_timeline(Ps end_of_run) {
     value[i] = signals_[i].base;
     value_event(i, options_.begin, value[i]);
   }
-  std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
-    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
+  replay(value, [&](Ps t, const std::vector<int>& ids) {
+    for (int id : ids) value_event(static_cast<size_t>(id), t, value[static_cast<size_t>(id)]);
   });
-  std::vector<char> moved(signals_.size(), 0);
-  std::vector<int> touched;
-  for (std::size_t k = 0; k < changes_.size();) {
-    const Ps t = changes_[k].t;
-    for (; k < changes_.size() && changes_[k].t == t; ++k) {
-      const Change& c = changes_[k];
-      auto& v = value[static_cast<size_t>(c.id)];
-      v = c.delta ? v + c.value : c.value;
-      if (!moved[static_cast<size_t>(c.id)]) {
-        moved[static_cast<size_t>(c.id)] = 1;
-        touched.push_back(c.id);
-      }
-    }
-    for (int id : touched) {
-      value_event(static_cast<size_t>(id), t, value[static_cast<size_t>(id)]);
-      moved[static_cast<size_t>(id)] = 0;
-    }
-    touched.clear();
-  }
   // Spans and instants, clipped to the window.
   for (const Span& s : spans_) {
     const int p = pid_of(s.track);

@@ -222,31 +222,39 @@ void WaveTrace::write(Ps end_of_run) {
     sink->value(static_cast<int>(i), value[i], signals_[i].width);
   }
   sink->initial_done();
+  // Per time step, the signals that moved.
+  replay(value, [&](Ps t, const std::vector<int>& ids) {
+    sink->time(t);
+    for (int id : ids) {
+      sink->value(id, value[static_cast<size_t>(id)], signals_[static_cast<size_t>(id)].width);
+      ++written_;
+    }
+  });
+  sink->close(std::max(end_of_run, changes_.empty() ? start : changes_.back().t));
+}
+
+void WaveTrace::replay(std::vector<std::int64_t>& value,
+                       const std::function<void(Ps, const std::vector<int>&)>& step) {
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
     return a.t != b.t ? a.t < b.t : a.seq < b.seq;
   });
-  // Per time step, apply every change, then dump the signals that moved.
   std::vector<char> moved(signals_.size(), 0);
   std::vector<int> touched;
   for (std::size_t k = 0; k < changes_.size();) {
     const Ps t = changes_[k].t;
     for (; k < changes_.size() && changes_[k].t == t; ++k) {
       const Change& c = changes_[k];
-      value[static_cast<size_t>(c.id)] = c.delta ? value[static_cast<size_t>(c.id)] + c.value : c.value;
+      auto& v = value[static_cast<size_t>(c.id)];
+      v = c.delta ? v + c.value : c.value;
       if (!moved[static_cast<size_t>(c.id)]) {
         moved[static_cast<size_t>(c.id)] = 1;
         touched.push_back(c.id);
       }
     }
-    sink->time(t);
-    for (int id : touched) {
-      sink->value(id, value[static_cast<size_t>(id)], signals_[static_cast<size_t>(id)].width);
-      moved[static_cast<size_t>(id)] = 0;
-      ++written_;
-    }
+    step(t, touched);
+    for (int id : touched) moved[static_cast<size_t>(id)] = 0;
     touched.clear();
   }
-  sink->close(std::max(end_of_run, changes_.empty() ? start : changes_.back().t));
 }
 
 void parse_wave_window(const std::string& text, Ps& begin, Ps& end) {

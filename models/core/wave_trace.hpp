@@ -15,6 +15,7 @@
 // memory follows what is dumped, not the run.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,11 @@ class WaveTrace {
     bool instant;
   };
   void write_timeline(Ps end_of_run);
+  // Sorts the changes and applies them a time step at a time to `value`
+  // (each signal's value at the window's start on entry): `step(t, ids)`
+  // gets the signals that moved at t, `value` holding where they are now.
+  void replay(std::vector<std::int64_t>& value,
+              const std::function<void(Ps, const std::vector<int>&)>& step);
   Options options_;
   std::vector<Signal> signals_;
   std::vector<Span> spans_;
