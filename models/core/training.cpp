@@ -170,6 +170,12 @@ TrainingWorkload load_training(const std::string& path, const std::string& overr
     }
   }
   if (w.calls.empty()) fail(where + ": no calls");
+  if (w.name.empty()) {  // the file's name without its directory and .json
+    const auto slash = path.rfind('/');
+    w.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (w.name.size() > 5 && w.name.compare(w.name.size() - 5, 5, ".json") == 0)
+      w.name.resize(w.name.size() - 5);
+  }
   // collective.groups: "name=layout,name=layout".
   std::stringstream ss(overrides);
   std::string item;

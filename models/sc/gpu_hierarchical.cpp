@@ -39,9 +39,10 @@ const std::uint8_t* Gpu::chunk_data(std::uint64_t first, std::uint64_t count) {
   return chunk_.data() + (first - sweep_.plan().chunk_begin(rank())) * es_;
 }
 
-// Our chunk is reduced inside the domain: start the second ring on it (its
-// reduce-scatter step 0 sends sub-chunk (domain - 1) to the next domain),
-// or, with one domain, it is final: send it round the domain.
+// Our chunk is reduced inside the domain: start phase 2 on it (the ring's
+// reduce-scatter step 0 sends sub-chunk (domain - 1) to the next domain; a
+// tree leaf sends its chunk up; SHARP pushes it to the leaf's engine), or,
+// with one domain, it is final: send it round the domain.
 void Gpu::begin_inter() {
   inter_ready_ = true;
   sweep_.mark_mid(id_, now());
@@ -122,15 +123,16 @@ void Gpu::send_on(int step, int dst, std::uint64_t first, std::uint64_t count, P
 void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step) {
   const HierPlan& h = sweep_.hier();
   sweep_.check(first, count, payloads_.data(payload), n_, group_);
-  std::vector<std::pair<int, int>> sends;  // (step, GPU)
-  if (per_domain() > 1) sends.emplace_back(h.gather_first(), domain_next());
-  if (next_step >= 0) sends.emplace_back(next_step, inter_next());
+  std::pair<int, int> sends[3];  // (step, GPU): at most the domain and two children
+  int n = 0;
+  if (per_domain() > 1) sends[n++] = {h.gather_first(), domain_next()};
+  if (next_step >= 0) sends[n++] = {next_step, inter_next()};
   if (tree_)
     for (int c = 2 * domain() + 1; c <= 2 * domain() + 2 && c < h.domains; ++c)
-      sends.emplace_back(h.inter_first() + 1, tree_gpu(c));
-  for (std::size_t k = 1; k < sends.size(); ++k) payloads_.retain(payload);
-  for (const auto& [step, dst] : sends) send_on(step, dst, first, count, payload);
-  if (sends.empty()) payloads_.release(payload);
+      sends[n++] = {h.inter_first() + 1, tree_gpu(c)};
+  for (int k = 1; k < n; ++k) payloads_.retain(payload);
+  for (int k = 0; k < n; ++k) send_on(sends[k].first, sends[k].second, first, count, payload);
+  if (n == 0) payloads_.release(payload);
   if ((final_left_ -= count) == 0) sweep_.mark_inter(id_, now());
   output_done(count);
 }

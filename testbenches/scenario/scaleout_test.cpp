@@ -148,6 +148,45 @@ TEST(ScaleOut, HierarchicalTreeAcrossTheDomains) {
             s[1]["collectives"]["rows"][0]["time_us"].get<double>());
 }
 
+// A workload with every op a workload runs, on groups that span domains
+// (tp: 4 GPUs of each of 2 DGX; dp: its complement), uneven sizes, bf16,
+// two iterations: every element right, and every call's bytes accounted.
+TEST(ScaleOut, WorkloadRunsEveryOpOnGroups) {
+  const std::string path = ::testing::TempDir() + "/every_op.json";
+  std::ofstream(path) << R"({"groups": {"tp": "4x1+2x8", "dp": "2x4+2x16"}, "calls": [
+      {"op": "reduce_scatter", "bytes": 100000, "group": "tp"},
+      {"op": "all_gather", "bytes": 100000, "group": "dp", "compute_ns": 500},
+      {"op": "all_to_all", "algorithm": "direct", "bytes": 65536, "group": "tp"},
+      {"op": "all_reduce", "algorithm": "hierarchical", "bytes": 100000, "group": "all"},
+      {"op": "all_reduce", "bytes": 100000, "group": "all"}]})";
+  Fabric f("fabric", two_dgx({"scaleout.domains=4", "collective.workload=" + path,
+                              "collective.iterations=2", "collective.dtype=bf16"}));
+  ASSERT_TRUE(f.run()) << f.error();
+  const auto s = f.stats();
+  const auto& k = s["collectives"];
+  EXPECT_EQ(k["workload"].get<std::string>(), "every_op");
+  EXPECT_EQ(k["wrong"].get<std::uint64_t>(), 0u);
+  ASSERT_EQ(k["rows"].size(), 10u);
+  ASSERT_EQ(k["step_time_us"].size(), 2u);
+  // Output elements per call over the 32 GPUs: a reduce-scatter's share
+  // (1/8 of 50000), an all-gather's other 3/4 (of 50000), an all-to-all's
+  // 7 peers' 1/8 (of 32768), all-reduces' whole 50000.
+  const std::uint64_t expect[5] = {32 * 6250, 32 * 37500, 32 * 7 * 4096, 32 * 50000, 32 * 50000};
+  std::uint64_t sum = 0;
+  double tiers = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto& r = k["rows"][static_cast<size_t>(i)];
+    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), expect[i % 5]) << i;
+    sum += r["checked_elements"].get<std::uint64_t>();
+    tiers += r["scale_up_bytes"].get<double>() + r["scale_out_bytes"].get<double>();
+  }
+  EXPECT_EQ(k["checked_elements"].get<std::uint64_t>(), sum);
+  // The calls' tier bytes add up to the run's.
+  EXPECT_DOUBLE_EQ(tiers, s["tiers"]["scale_up"]["bytes"].get<double>() +
+                              s["tiers"]["scale_out"]["bytes"].get<double>());
+  EXPECT_EQ(s["conservation"]["lost"].get<int>(), 0);
+}
+
 // The corners: uneven chunks (an odd element count) with fp16 max; one GPU
 // per domain (the whole message is the chunk: a ring across the domains);
 // one domain (no scale-out phase: reduce-scatter, then all-gather).
