@@ -152,6 +152,10 @@ Config scaleout_tier_config(const Config& c) {
   // pipeline until its tail leaves: the buffer covers the pipeline at the
   // link rate plus four packets, so the latency does not cap throughput.
   t.sw.output_buffer_flits = t.sw.pipeline_cycles + 4 * max_packet_flits(t);
+  t.link.ber = so.ber;
+  t.link.fec = so.fec;
+  t.link.retry = so.retry;
+  t.link.replay_buffer_flits = so.replay_buffer_flits;
   // SHARP: the leaves' engines take push-style contributions (IB SHARP's
   // data flow), so the tier's switches are built with one.
   if (so.sharp) t.collective.algorithm = CollectiveAlgo::kPush;
@@ -364,6 +368,20 @@ Schema<Config> config_schema() {
             1 << 24,
             "input buffer of each leaf/spine port and NIC receive buffer, in scaleout.flit_bytes "
             "units, split over switch.vcs (credits must cover a link round trip)");
+  s.add_real("scaleout.ber", &C::scaleout, &ScaleOutConfig::ber, "", 0, 0.1,
+             "bit error rate of the NIC, leaf and spine links before FEC (0: error-free); "
+             "link.burst_bits applies");
+  s.add_choice("scaleout.fec", &C::scaleout, &ScaleOutConfig::fec, kFecs,
+               "FEC of the scale-out links: none or rs544 (RS(544,514), as 400GbE and NDR "
+               "use); link.fec_decode_ns applies");
+  s.add_choice("scaleout.retry", &C::scaleout, &ScaleOutConfig::retry, kRetries,
+               "link-level retry of the scale-out links: none (InfiniBand: lossless by "
+               "credits; a CRC failure stops the run) or go_back_n (Ultra Ethernet's "
+               "link-level retry); link.ack_delay_ns applies");
+  s.add_int("scaleout.replay_buffer_flits", &C::scaleout, &ScaleOutConfig::replay_buffer_flits,
+            "flits", 1, 16777216,
+            "scaleout.retry=go_back_n: flits a sender keeps until acknowledged, in "
+            "scaleout.flit_bytes units (must cover the ack round trip of a scale-out link)");
   s.add_bool("scaleout.sharp", &C::scaleout, &ScaleOutConfig::sharp,
              "in-network aggregation (InfiniBand SHARP-like) for collective.algorithm="
              "hierarchical: across the domains, the GPUs of a rank push their chunk to their "
@@ -511,6 +529,9 @@ bool link_reliability_on(const LinkConfig& l) {
 
 bool link_reliability_on(const Config& c) {
   if (link_reliability_on(c.link)) return true;
+  if (c.topology.kind == TopologyKind::kScaleOut &&
+      (c.scaleout.ber > 0 || c.scaleout.fec != Fec::kNone || c.scaleout.retry != Retry::kNone))
+    return true;
   for (const Fault& f : c.faults.list)
     if (f.kind == FaultKind::kBer) return true;
   return false;
@@ -705,6 +726,15 @@ void validate(const Config& c) {
            std::to_string(c.scaleout.flit_bytes) + " units) per VC");
     if (flit_time_ps(t.link) < 1)
       fail("scaleout.flit_bytes / scaleout.link_gbps is below the 1 ps time resolution");
+    if (t.link.retry == Retry::kGoBackN) {
+      const auto rt = replay_round_trip_flits(t.link, so_flits);
+      if (t.link.replay_buffer_flits < rt)
+        fail("scaleout.replay_buffer_flits=" + std::to_string(t.link.replay_buffer_flits) +
+             " is smaller than a scale-out link's ack round trip of " + std::to_string(rt) +
+             " flits (a " + std::to_string(so_flits) + "-flit packet, then 2 x "
+             "(scaleout.latency_ns + FEC latency) + link.ack_delay_ns at the flit rate); use at "
+             "least " + std::to_string(rt));
+    }
     if (c.sim.watchdog_ns > 0 && c.sim.watchdog_ns < 10 * c.scaleout.latency_ns)
       fail("sim.watchdog_ns=" + format_real(c.sim.watchdog_ns) +
            " is shorter than 10 scale-out link latencies (scaleout.latency_ns=" +

@@ -130,6 +130,12 @@ struct ScaleOutConfig {
   double switch_latency_ns = 200;
   std::int64_t buffer_flits = 4096;
   bool sharp = false;  // in-network aggregation at the leaves (hierarchical all-reduce)
+  // Reliability of the NIC, leaf and spine links (docs/reliability.md); the
+  // burst length, FEC decode time and ack delay are link.*'s.
+  double ber = 0;
+  Fec fec = Fec::kNone;
+  Retry retry = Retry::kNone;
+  std::int64_t replay_buffer_flits = 4096;
 };
 
 // What the endpoints do: synthetic open-loop traffic, or collectives (every

@@ -251,18 +251,26 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
                          [this](Ps t) { watchdog_->drained(t); });
   }
   if (link_reliability_on(cfg_)) {
-    // Each link draws its errors from its own stream of the run's seed.
-    LinkReliability r;
-    r.ber = cfg_.link.ber;
-    r.burst_bits = cfg_.link.burst_bits;
-    r.fec = cfg_.link.fec;
-    r.fec_ps = fec_latency_ps(cfg_.link);
-    r.retry = cfg_.link.retry;
-    r.replay_buffer_flits = cfg_.link.replay_buffer_flits;
-    r.ack_delay_ps = ns_to_ps(cfg_.link.ack_delay_ns);
-    r.flit_bytes = cfg_.link.flit_bytes;
-    r.seed = static_cast<std::uint64_t>(cfg_.sim.seed);
+    // Each link draws its errors from its own stream of the run's seed; a
+    // scale-out link has its tier's settings (scaleout.ber, .fec, .retry).
+    auto reliability = [&](const LinkConfig& lc) {
+      LinkReliability r;
+      r.ber = lc.ber;
+      r.burst_bits = lc.burst_bits;
+      r.fec = lc.fec;
+      r.fec_ps = fec_latency_ps(lc);
+      r.retry = lc.retry;
+      r.replay_buffer_flits = lc.replay_buffer_flits;
+      r.ack_delay_ps = ns_to_ps(lc.ack_delay_ns);
+      r.flit_bytes = lc.flit_bytes;
+      r.seed = static_cast<std::uint64_t>(cfg_.sim.seed);
+      return r;
+    };
+    const LinkReliability up = reliability(cfg_.link);
+    LinkReliability nic = scaled_out ? reliability(tier_cfg_.link) : up;
+    nic.keys = "scaleout";
     for (std::size_t i = 0; i < links_.size(); ++i) {
+      LinkReliability r = link_tier_[i] == LinkTier::kScaleUp ? up : nic;
       r.stream = 1000000u + i;
       links_[i]->set_reliability(r);
     }

@@ -127,8 +127,9 @@ Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
           " ns (" +
           (rel_.fec != Fec::kNone ? std::string("an uncorrectable FEC codeword")
                : std::string("bit errors, no FEC")) +
-          "); its CRC caught it, and with link.retry=none nothing can resend it: the data is "
-          "lost. Set link.retry=go_back_n, a lower link.ber, or link.fec=rs544");
+          "); its CRC caught it, and with " + rel_.keys + ".retry=none nothing can resend it: the "
+          "data is lost. Set " + rel_.keys + ".retry=go_back_n, a lower " + rel_.keys +
+          ".ber, or " + rel_.keys + ".fec=rs544");
     // Go-back-N: the receiver nacks after the tail (and FEC); the nack
     // crosses the reverse link; the sender rewinds to this packet. The
     // packets go-back-N would send meanwhile are discarded by the receiver

@@ -59,6 +59,7 @@ struct LinkReliability {
   std::int64_t flit_bytes = 16;
   std::uint64_t seed = 1;  // the link's error stream: Rng(seed, stream)
   std::uint64_t stream = 0;
+  const char* keys = "link";  // where its settings come from, for messages (link, scaleout)
 };
 
 // Counters of a reliable link: what transmissions of packets first sent in

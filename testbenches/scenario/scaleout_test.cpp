@@ -187,6 +187,50 @@ TEST(ScaleOut, WorkloadRunsEveryOpOnGroups) {
   EXPECT_EQ(s["conservation"]["lost"].get<int>(), 0);
 }
 
+// Errors on the scale-out links only (scaleout.ber, .fec, .retry): with
+// go-back-N every element still arrives right, the replays are all on NIC,
+// leaf and spine links, counted in their 64-B flits; without a retry the
+// first uncorrectable codeword stops the run with the scale-out keys named.
+TEST(ScaleOut, LinkErrorsAndRetryOnTheScaleOutTier) {
+  const std::vector<std::string> base = {
+      "collective.algorithm=hierarchical", "collective.min_bytes=1048576",
+      "collective.max_bytes=1048576",      "scaleout.ber=3e-3",
+      "scaleout.fec=rs544",                "scaleout.replay_buffer_flits=8192"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), base.begin(), base.end());
+    return two_dgx(extra);
+  };
+  const auto s = run_fabrics({with({"scaleout.retry=go_back_n"})});
+  const auto& r = s[0]["collectives"]["rows"][0];
+  EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), 16u * 262144u);
+  std::uint64_t replays = 0;
+  for (const auto& [name, l] : s[0]["links"].items()) {
+    if (!l.contains("reliability")) continue;
+    const auto& rel = l["reliability"];
+    const bool nvlink = name.find(".tx") != std::string::npos ||
+                        (name.rfind("fabric.sw", 0) == 0 && std::stoi(name.substr(9)) < 8);
+    if (nvlink) {
+      EXPECT_EQ(rel["codewords"].get<std::uint64_t>(), 0u) << name;
+      continue;
+    }
+    replays += rel["replays"].get<std::uint64_t>();
+    // 256-B packets: 5 flits of 64 B each.
+    EXPECT_EQ(rel["retransmitted_bytes"].get<std::uint64_t>(),
+              320u * rel["retransmitted_packets"].get<std::uint64_t>()) << name;
+  }
+  EXPECT_GT(replays, 0u);
+}
+
+TEST(ScaleOut, AnUncorrectableScaleOutErrorWithoutRetryNamesTheScaleOutKeys) {
+  Fabric f("fabric", two_dgx({"collective.algorithm=hierarchical", "collective.min_bytes=1048576",
+                              "collective.max_bytes=1048576", "scaleout.ber=3e-3",
+                              "scaleout.fec=rs544"}));
+  EXPECT_FALSE(f.run());
+  EXPECT_NE(f.error().find("with scaleout.retry=none nothing can resend it"), std::string::npos)
+      << f.error();
+}
+
 // The corners: uneven chunks (an odd element count) with fp16 max; one GPU
 // per domain (the whole message is the chunk: a ring across the domains);
 // one domain (no scale-out phase: reduce-scatter, then all-gather).
