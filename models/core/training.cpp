@@ -1,5 +1,6 @@
 #include "models/core/training.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -62,14 +63,20 @@ Partition make_partition(const std::string& name, const std::string& layout, int
   p.rank_of.assign(static_cast<size_t>(gpus), -1);
   // The offsets of a group's members from its first, first dimension fastest.
   std::vector<int> offsets = {0};
+  std::int64_t size_all = 1, reach = 0;  // checked before anything is built
   for (const auto& [size, stride] : dims) {
+    size_all *= size;
+    reach += static_cast<std::int64_t>(size - 1) * stride;
+    if (size_all > gpus)
+      fail(what + ": group '" + name + "' = " + layout + " has " + std::to_string(size_all) +
+           " members, more than the fabric's " + std::to_string(gpus) + " GPUs");
+    if (reach >= gpus)
+      fail(what + ": group '" + name + "' = " + layout + " spans " + std::to_string(reach + 1) +
+           " GPUs, more than the fabric's " + std::to_string(gpus));
     std::vector<int> next;
     for (int i = 0; i < size; ++i)
       for (int o : offsets) next.push_back(o + i * stride);
     offsets = std::move(next);
-    if (offsets.size() > static_cast<size_t>(gpus))
-      fail(what + ": group '" + name + "' = " + layout + " has " + std::to_string(offsets.size()) +
-           " members, more than the fabric's " + std::to_string(gpus) + " GPUs");
   }
   for (int g = 0; g < gpus; ++g) {
     if (p.group_of[static_cast<size_t>(g)] >= 0) continue;
@@ -96,6 +103,9 @@ Partition whole_fabric(int gpus) {
 }
 
 TrainingWorkload load_training(const std::string& path, const std::string& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail("collective.workload: '" + path + "' is a directory, not a JSON file");
   std::ifstream in(path);
   if (!in) fail("collective.workload: cannot open '" + path + "'");
   nlohmann::json j;

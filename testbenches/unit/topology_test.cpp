@@ -230,7 +230,7 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
                                    "topology.links=5,4,4,5",
                                    "collective.workload=" FABRICSIM_SOURCE_DIR
                                    "/traces/workloads/dense-tp8-dp4.json",
-                                   "collective.groups=tp=3x1"});
+                                   "collective.groups=tp=3x1,dp=2x8"});
   EXPECT_NE(wl.find("does not tile the 16 GPUs"), std::string::npos) << wl;
   const std::string gr = error_of({"workload.kind=collective", "collective.groups=tp=8x1"});
   EXPECT_NE(gr.find("set collective.workload"), std::string::npos) << gr;

@@ -45,6 +45,10 @@ TEST(Training, LayoutErrorsNameTheGpu) {
   EXPECT_NE(message("8", 8).find("is not SIZExSTRIDE"), std::string::npos);
   EXPECT_NE(message("0x1", 8).find("at least 1"), std::string::npos);
   EXPECT_NE(message("16x1", 8).find("more than the fabric's 8 GPUs"), std::string::npos);
+  EXPECT_NE(message("2x2000000000", 8).find("spans 2000000001 GPUs"), std::string::npos)
+      << message("2x2000000000", 8);
+  EXPECT_NE(message("100000000x1", 8).find("100000000 members"), std::string::npos);
+  EXPECT_NE(message("4x99999999999", 8).find("is not SIZExSTRIDE"), std::string::npos);
 }
 
 std::string write_file(const std::string& text) {
@@ -57,6 +61,15 @@ std::string write_file(const std::string& text) {
 std::string load_error(const std::string& text, const std::string& overrides = "") {
   try {
     load_training(write_file(text), overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string load_error_at(const std::string& path) {
+  try {
+    load_training(path, "");
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -116,6 +129,7 @@ TEST(Training, ErrorsNameTheFileCallAndField) {
   EXPECT_NE(load_error(with_call(ok_call), "pp=2x1").find("(its groups: tp)"), std::string::npos);
   EXPECT_NE(load_error(with_call(ok_call), "tp=2").find("is not SIZExSTRIDE"), std::string::npos);
   EXPECT_NE(load_error("", "").find("is not valid JSON"), std::string::npos);
+  EXPECT_NE(load_error_at(::testing::TempDir()).find("is a directory"), std::string::npos);
   try {
     load_training("/nonexistent/w.json", "");
     FAIL();
