@@ -45,8 +45,8 @@ int sc_main(int argc, char* argv[]) {
                     "print the progress line even when stderr is not a terminal "
                     "(it is printed on a terminal unless --quiet)");
   run_cmd->add_option("--wave-scope", run.wave_scope,
-                      "only signals, timeline tracks (and RTL ALUs) whose full name matches this "
-                      "glob, e.g. 'fabric.sw0.*'");
+                      "only signals and timeline counters (and RTL ALUs) whose full name matches "
+                      "this glob, e.g. 'fabric.sw0.*'");
   run_cmd->add_option("--wave-window", run.wave_window,
                       "only changes (and timeline events) in START_NS:END_NS (either side may be "
                       "empty)");

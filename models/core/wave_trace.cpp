@@ -48,13 +48,11 @@ void WaveTrace::add(int id, Ps t, std::int64_t delta) {
 void WaveTrace::span(const std::string& track, const std::string& lane, const std::string& name,
                      Ps begin, Ps end) {
   if (end < options_.begin || begin > options_.end) return;
-  if (fnmatch(options_.scope.c_str(), track.c_str(), 0) != 0) return;
   spans_.push_back(Span{track, lane, name, begin, end, false});
 }
 
 void WaveTrace::instant(const std::string& track, const std::string& name, Ps t) {
   if (t < options_.begin || t > options_.end) return;
-  if (fnmatch(options_.scope.c_str(), track.c_str(), 0) != 0) return;
   spans_.push_back(Span{track, "events", name, t, t, true});
 }
 

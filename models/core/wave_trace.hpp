@@ -42,8 +42,9 @@ class WaveTrace {
   void set(int id, Ps t, std::int64_t value);
   void add(int id, Ps t, std::int64_t delta);
   // Timeline only: an interval or an instant named `name` on `track` (a
-  // hierarchical name like fabric.gpu3: the scope pattern applies to it),
-  // kept when it overlaps the window. `lane` orders tracks of one module.
+  // module's name like fabric.gpu3), kept when it overlaps the window,
+  // whatever the scope (there are few: a handful per GPU and call). `lane`
+  // names the module's track it goes on.
   void span(const std::string& track, const std::string& lane, const std::string& name, Ps begin,
             Ps end);
   void instant(const std::string& track, const std::string& name, Ps t);
