@@ -195,6 +195,11 @@ Schema<Config> config_schema() {
                "other: all_reduce, all_to_all); hierarchical (all_reduce: ring "
                "reduce-scatter inside each scale-up domain, ring all-reduce of each chunk "
                "across the domains, ring all-gather inside; docs/scale-out.md)");
+  s.add_bool("collective.data", &C::collective, &CollectiveConfig::data,
+             "carry the data: every packet's payload is computed, reduced and checked; false: "
+             "timing only, no payloads (the timing does not depend on the values, so every "
+             "time and count is the same; nothing is checked, collective.check is ignored; "
+             "faster, docs/performance.md)");
   s.add_choice("collective.inter", &C::collective, &CollectiveConfig::inter, kInterAlgos,
                "collective.algorithm=hierarchical, phase 2 (across the domains, among the GPUs "
                "of one rank): ring (reduce-scatter then all-gather over the m domains: "
@@ -741,6 +746,12 @@ void validate(const Config& c) {
            format_real(c.scaleout.latency_ns) + "): a healthy fabric could look stuck; use at "
            "least " + format_real(10 * c.scaleout.latency_ns) + ", or 0 to turn it off");
   }
+  if (!c.collective.data && c.workload.kind == WorkloadKind::kTlm)
+    fail("collective.data=false (timing only) does not apply to workload.kind=tlm: TLM "
+         "initiators read and write real data");
+  if (!c.collective.data && c.reduction.alu == AluKind::kRtl && uses_reduction_engine(c))
+    fail("collective.data=false (timing only) leaves reduction.alu=rtl nothing to compute; "
+         "use reduction.alu=model or collective.data=true");
   if (c.workload.kind == WorkloadKind::kTlm) {
     if (c.sw.vcs < 2)
       fail("workload.kind=tlm carries reads: requests and responses need separate VCs, so "

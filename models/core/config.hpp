@@ -158,6 +158,7 @@ struct CollectiveConfig {
   std::int64_t outstanding = 1024;
   std::int64_t root = 0;
   bool check = true;
+  bool data = true;  // false: timing only, no payloads (collective.data)
   std::string workload;  // a training step's calls (JSON); empty: the size sweep
   std::string groups;    // NAME=LAYOUT,... replacing the workload's group layouts
   InterAlgo inter = InterAlgo::kRing;  // hierarchical: across the domains

@@ -122,7 +122,18 @@ class PacketPool {
 class PayloadPool {
  public:
   explicit PayloadPool(std::size_t slot_bytes = 256) : slot_(slot_bytes) {}
+  // Timing only (collective.data=false): every payload is one shared
+  // scratch slot nobody reads; live() counts the references still held.
+  void set_timing_only() {
+    timing_only_ = true;
+    data_.assign(slot_, 0);
+    refs_.assign(1, 0);
+  }
   PayloadId alloc() {
+    if (timing_only_) {
+      ++live_;
+      return 0;
+    }
     PayloadId id;
     if (!free_.empty()) {
       id = free_.back();
@@ -136,8 +147,19 @@ class PayloadPool {
     ++live_;
     return id;
   }
-  void retain(PayloadId id) { ++refs_[id]; }
+  void retain(PayloadId id) {
+    if (timing_only_) {
+      ++live_;
+      return;
+    }
+    ++refs_[id];
+  }
   void release(PayloadId id) {
+    if (timing_only_) {
+      if (live_ == 0) throw InvariantError("payload released twice");
+      --live_;
+      return;
+    }
     if (refs_[id] == 0) throw InvariantError("payload released twice");
     if (--refs_[id] > 0) return;
     free_.push_back(id);
@@ -151,6 +173,7 @@ class PayloadPool {
 
  private:
   std::size_t slot_;
+  bool timing_only_ = false;
   std::vector<std::uint8_t> data_;
   std::vector<std::uint32_t> refs_;
   std::vector<PayloadId> free_;

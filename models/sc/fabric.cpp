@@ -28,6 +28,7 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
       topo_(build_topology(cfg)),
       pattern_(cfg.traffic, topo_.endpoints, static_cast<std::uint64_t>(cfg.sim.seed)),
       payloads_(static_cast<std::size_t>(cfg.collective.payload_bytes)) {
+  if (!cfg_.collective.data) payloads_.set_timing_only();
   validate(cfg_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw InvariantError("fabricsim needs the SystemC time resolution to be 1 ps");

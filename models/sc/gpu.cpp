@@ -32,6 +32,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
   rank_ = id;
   for (int k = 0; k < links; ++k) up_ports_.push_back(k);
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
+  data_ = cfg.collective.data;
 }
 
 void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
@@ -172,8 +173,7 @@ PacketId Gpu::make_read_response(Port& port) {
   p.vc = 1;
   p.group = r.group;
   p.payload = payloads_.alloc();
-  fill_input(sweep_.seed(), sweep_.current_index(), id_, r.first, r.count, cfg_.collective.dtype,
-             payloads_.data(p.payload));
+  input(r.first, r.count, payloads_.data(p.payload));
   return id;
 }
 

@@ -15,6 +15,7 @@
 // are described in docs/models/collectives.md; gpu_collectives.cpp holds
 // what each sends and does on receipt, this file the transport.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
@@ -137,6 +138,17 @@ class Gpu : public TimedModule {
   bool has_work(const Port& port) const;
   void receive(const Packet& p);
   void add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data);
+  // The data work, skipped when timing only (collective.data=false).
+  void input(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const {
+    if (data_)
+      fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype, out);
+  }
+  void reduce(std::uint8_t* acc, const std::uint8_t* in, std::size_t bytes) const {
+    if (data_) alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, acc, in, bytes);
+  }
+  void copy(const std::uint8_t* from, std::size_t bytes, std::uint8_t* to) const {
+    if (data_) std::copy(from, from + bytes, to);
+  }
   void forward_or_release(const Packet& in, bool forward);
   void direct_fold(const Packet& in);
   // Hierarchical all-reduce (gpu_hierarchical.cpp).
@@ -211,6 +223,7 @@ class Gpu : public TimedModule {
   // Hierarchical all-reduce: our chunk reduced inside the domain (phase 1's
   // result, phase 2's own input), its elements still to come, and phase-2
   // data that arrived before it was complete.
+  bool data_ = true;  // collective.data: payloads computed and checked
   bool hier_ = false;
   bool sharp_ = false;  // phase 2 in the leaves' engines (scaleout.sharp)
   bool tree_ = false;   // phase 2 by a binary tree over the domains (collective.inter)

@@ -190,8 +190,7 @@ PacketId Gpu::make_first_step(Port& port) {
     if (push_) p.dst = op_ == CollectiveOp::kReduce ? root_ : -1;
   }
   p.payload = payloads_.alloc();
-  fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-             payloads_.data(p.payload));
+  input(first, count, payloads_.data(p.payload));
   return id;
 }
 
@@ -290,9 +289,8 @@ void Gpu::receive(const Packet& in) {
 }
 
 void Gpu::add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data) {
-  fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-             own_.data());
-  alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, data, own_.data(), count * es_);
+  input(first, count, own_.data());
+  reduce(data, own_.data(), count * es_);
 }
 
 // Passes the data on to the next GPU of the ring (the payload moves to the
@@ -322,17 +320,15 @@ void Gpu::direct_fold(const Packet& in) {
     throw InvariantError(std::string(name()) + ": GPU " + std::to_string(in.src) +
                          " sent element " + std::to_string(first) + " twice or out of place");
   f.early[static_cast<size_t>(in.src)] = in.payload;
-  const RedOp op = cfg_.collective.redop;
-  const DType t = cfg_.collective.dtype;
   while (f.next < n_) {
     const int m = f.next;
     if (m == id_) {  // our own input: always at hand
-      fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, t, own_.data());
+      input(first, count, own_.data());
       if (f.acc == kNoPayload) {
         f.acc = payloads_.alloc();
-        std::copy(own_.begin(), own_.begin() + static_cast<std::ptrdiff_t>(bytes), payloads_.data(f.acc));
+        copy(own_.data(), bytes, payloads_.data(f.acc));
       } else {
-        alu_accumulate(op, t, payloads_.data(f.acc), own_.data(), bytes);
+        reduce(payloads_.data(f.acc), own_.data(), bytes);
       }
     } else {
       const PayloadId p = f.early[static_cast<size_t>(m)];
@@ -341,7 +337,7 @@ void Gpu::direct_fold(const Packet& in) {
       if (f.acc == kNoPayload) {
         f.acc = p;
       } else {
-        alu_accumulate(op, t, payloads_.data(f.acc), payloads_.data(p), bytes);
+        reduce(payloads_.data(f.acc), payloads_.data(p), bytes);
         payloads_.release(p);
       }
     }

@@ -25,15 +25,14 @@ void Gpu::hier_start() {
   final_left_ = mine;
   // With one GPU per domain our chunk is our input: nothing to wait for.
   chunk_left_ = per_domain() > 1 ? mine : 0;
-  chunk_.resize(static_cast<std::size_t>(chunk_left_) * es_);
+  chunk_.resize(data_ ? static_cast<std::size_t>(chunk_left_) * es_ : 0);
   inter_ready_ = false;
   inter_stash_.clear();
 }
 
 const std::uint8_t* Gpu::chunk_data(std::uint64_t first, std::uint64_t count) {
-  if (per_domain() == 1) {
-    fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
-               own_.data());
+  if (per_domain() == 1 || !data_) {
+    input(first, count, own_.data());
     return own_.data();
   }
   return chunk_.data() + (first - sweep_.plan().chunk_begin(rank())) * es_;
@@ -98,7 +97,7 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   p.payload = payloads_.alloc();
   std::uint8_t* data = payloads_.data(p.payload);
   const std::uint8_t* src = chunk_data(first, count);
-  std::copy(src, src + count * es_, data);
+  copy(src, count * es_, data);
   if (!inter) {
     sweep_.check(first, count, data, n_, group_);
     if ((final_left_ -= count) == 0) sweep_.mark_inter(id_, now());
@@ -160,13 +159,12 @@ void Gpu::tree_up(const Packet& in) {
   if (f.next == 0) {  // our own sum starts the fold
     f.acc = payloads_.alloc();
     const std::uint8_t* mine = chunk_data(first, count);
-    std::copy(mine, mine + bytes, payloads_.data(f.acc));
+    copy(mine, bytes, payloads_.data(f.acc));
     f.next = 1;
   }
   while (f.next < n && f.early[static_cast<size_t>(f.next)] != kNoPayload) {
     const PayloadId p = f.early[static_cast<size_t>(f.next)];
-    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, payloads_.data(f.acc),
-                   payloads_.data(p), bytes);
+    reduce(payloads_.data(f.acc), payloads_.data(p), bytes);
     payloads_.release(p);
     ++f.next;
   }
@@ -207,10 +205,11 @@ void Gpu::hier_receive(const Packet& in) {
       return;
     }
     const std::uint64_t base = sweep_.plan().chunk_begin(rank());
-    if (first < base || first + count > base + chunk_.size() / es_ || count > chunk_left_)
+    if (first < base || first + count > base + sweep_.plan().chunk_elements(rank()) ||
+        count > chunk_left_)
       throw InvariantError(std::string(name()) + ": element " + std::to_string(first) +
                            " reduced inside the domain twice or outside our chunk");
-    std::copy(data, data + count * es_, chunk_.data() + (first - base) * es_);
+    if (data_) copy(data, count * es_, chunk_.data() + (first - base) * es_);
     payloads_.release(payload);
     if ((chunk_left_ -= count) == 0) begin_inter();
     return;
@@ -221,7 +220,7 @@ void Gpu::hier_receive(const Packet& in) {
       return;
     }
     const std::uint8_t* mine = chunk_data(first, count);
-    alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, data, mine, count * es_);
+    reduce(data, mine, count * es_);
     if (t < h.inter_rs_last())
       send_on(t + 1, inter_next(), first, count, payload);
     else

@@ -58,6 +58,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
       mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
       arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
+      data_(cfg.collective.data),
       slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
   for (Share& sh : share_) {
     sh.given.assign(static_cast<size_t>(xports_), -1);

@@ -444,6 +444,7 @@ class Switch : public TimedModule {
   std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
   const bool mc_via_engine_;           // switch.multicast=engine and an engine
   const bool arrival_order_;           // reduction.order=arrival
+  const bool data_;                    // collective.data: fold the values (else timing only)
   std::size_t slot_capacity_;          // reduction.replication_slots
   std::size_t slots_held_ = 0;         // multicast writes the engine holds
   struct Share {                       // per pool (kNeedTable, kNeedSlot)

@@ -214,6 +214,7 @@ void Switch::trace_folds(FoldSink& sink) {
 }
 
 void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+  if (!data_) return;  // timing only (collective.data=false)
   // Every contribution of an entry comes through the port its address maps to.
   const int sink_alu = fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
   if (sink_alu < 0 || !fold_sink_->wants(t)) {

@@ -11,6 +11,7 @@
 #include "models/core/config.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
+#include "testbenches/common/run_fabrics.hpp"
 
 namespace fabricsim {
 namespace {
@@ -47,6 +48,58 @@ void expect_exact(const nlohmann::json& s, std::uint64_t outputs_per_byte_num,
 }
 
 // all-reduce: each of n GPUs checks all `count` elements.
+// collective.data=false (timing only) gives the same times and counts as
+// carrying the data, for every algorithm: the timing never depends on the
+// values. Only the checks and the payload pool's size differ.
+TEST(Collective, TimingOnlyIsTheSameSimulation) {
+  const std::string dgx = FABRICSIM_SOURCE_DIR "/configs/dgx-h100-allreduce.yaml";
+  const std::string ib = FABRICSIM_SOURCE_DIR "/configs/dgx-h100-x4-ib.yaml";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {dgx, {"collective.max_bytes=1048576", "collective.iterations=2", "straggler.jitter_ns=300"}},
+      {dgx, {"collective.algorithm=nvls", "collective.max_bytes=1048576", "collective.dtype=bf16",
+             "reduction.order=arrival"}},
+      {dgx, {"collective.algorithm=push", "collective.op=reduce", "collective.max_bytes=262144"}},
+      {dgx, {"collective.algorithm=direct", "collective.op=all_to_all",
+             "collective.max_bytes=262144"}},
+      {ib, {"collective.algorithm=hierarchical", "scaleout.sharp=true", "collective.min_bytes=262144",
+            "collective.max_bytes=1048576"}},
+      {ib, {"collective.algorithm=hierarchical", "collective.inter=tree",
+            "collective.min_bytes=262144", "collective.max_bytes=1048576"}}};
+  std::vector<Config> cs;
+  for (const auto& [file, sets] : cases)
+    for (const char* data : {"true", "false"}) {
+      auto with = sets;
+      with.push_back(std::string("collective.data=") + data);
+      cs.push_back(load_config(file, with));
+    }
+  auto s = run_fabrics(cs);
+  for (std::size_t k = 0; k < s.size(); k += 2) {
+    EXPECT_GT(s[k]["collectives"]["rows"][0]["checked_elements"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(s[k + 1]["collectives"]["rows"][0]["checked_elements"].get<std::uint64_t>(), 0u);
+    for (auto* j : {&s[k], &s[k + 1]}) {
+      j->erase("config");
+      (*j)["sim"].erase("payload_slots_max");
+      (*j)["collectives"].erase("check");
+      (*j)["collectives"].erase("check_within_rounding");
+      for (auto& r : (*j)["collectives"]["rows"])
+        for (const char* key : {"wrong", "within_rounding", "checked_elements"}) r.erase(key);
+    }
+    // The fabrics are f0, f1, ...: compare with their names taken out.
+    auto text = [](const nlohmann::json& j, std::size_t i) {
+      std::string t = j.dump();
+      const std::string name = "\"f" + std::to_string(i) + ".";
+      for (auto p = t.find(name); p != std::string::npos; p = t.find(name, p)) t.replace(p, name.size(), "\"f.");
+      return t;
+    };
+    const std::string a = text(s[k], k), b = text(s[k + 1], k + 1);
+    std::size_t d = 0;
+    while (d < a.size() && d < b.size() && a[d] == b[d]) ++d;
+    EXPECT_EQ(a.size(), b.size()) << "case " << k / 2;
+    EXPECT_EQ(d, a.size()) << "case " << k / 2 << " differs at: " << a.substr(d > 80 ? d - 80 : 0, 160)
+                           << "\n vs " << b.substr(d > 80 ? d - 80 : 0, 160);
+  }
+}
+
 TEST(Collective, RingAllReduceExactOnFiveGpus) {
   const auto s = run({"switch.ports=5", "collective.min_bytes=4", "collective.max_bytes=300000",
                       "collective.step_factor=7", "collective.payload_bytes=128"});
