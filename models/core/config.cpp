@@ -546,6 +546,22 @@ Ps switch_cycle_ps(const SwitchConfig& s) {
   return static_cast<Ps>(std::llround(1000.0 / s.clock_ghz));
 }
 
+// Go-back-N: the replay buffer must cover a link's ack round trip, or the
+// sender stalls on every packet. `keys`: the tier's parameter prefix;
+// `whose`: the link in words.
+static void check_replay_buffer(const LinkConfig& l, int max_flits, const std::string& keys,
+                                const std::string& whose) {
+  if (l.retry != Retry::kGoBackN) return;
+  const auto rt = replay_round_trip_flits(l, max_flits);
+  if (l.replay_buffer_flits < rt)
+    throw ConfigError("inconsistent config: " + keys + ".replay_buffer_flits=" +
+                      std::to_string(l.replay_buffer_flits) + " is smaller than " + whose +
+                      " ack round trip of " + std::to_string(rt) + " flits (a " +
+                      std::to_string(max_flits) + "-flit packet, then 2 x (" + keys +
+                      ".latency_ns + FEC latency) + link.ack_delay_ns at the flit rate): the "
+                      "sender would stall on every packet; use at least " + std::to_string(rt));
+}
+
 void validate(const Config& c) {
   auto fail = [](const std::string& m) { throw ConfigError("inconsistent config: " + m); };
   const std::int64_t L = max_packet_flits(c);
@@ -621,16 +637,7 @@ void validate(const Config& c) {
       fail(which + " adds bit errors to links with neither link.fec nor link.retry: the first "
            "corrupted packet would stop the run; set link.retry=go_back_n (or link.fec=rs544)");
   }
-  if (c.link.retry == Retry::kGoBackN) {
-    const int maxf = max_packet_flits(c);
-    const auto rt = replay_round_trip_flits(c.link, maxf);
-    if (c.link.replay_buffer_flits < rt)
-      fail("link.replay_buffer_flits=" + std::to_string(c.link.replay_buffer_flits) +
-           " is smaller than the link's ack round trip of " + std::to_string(rt) +
-           " flits (a " + std::to_string(maxf) + "-flit packet, then 2 x (link.latency_ns + "
-           "FEC latency) + link.ack_delay_ns at the flit rate): the sender would stall on every "
-           "packet; use at least " + std::to_string(rt));
-  }
+  check_replay_buffer(c.link, max_packet_flits(c), "link", "the link's");
   if (ns_to_ps(c.link.latency_ns) < 1) fail("link.latency_ns must be at least 0.001 ns");
   if (ns_to_ps(c.sim.duration_ns) < 1) fail("sim.duration_ns must be at least 0.001 ns");
   if (c.traffic.pattern != Pattern::kUniform && c.traffic.pattern != Pattern::kHotspot &&
@@ -731,15 +738,7 @@ void validate(const Config& c) {
            std::to_string(c.scaleout.flit_bytes) + " units) per VC");
     if (flit_time_ps(t.link) < 1)
       fail("scaleout.flit_bytes / scaleout.link_gbps is below the 1 ps time resolution");
-    if (t.link.retry == Retry::kGoBackN) {
-      const auto rt = replay_round_trip_flits(t.link, so_flits);
-      if (t.link.replay_buffer_flits < rt)
-        fail("scaleout.replay_buffer_flits=" + std::to_string(t.link.replay_buffer_flits) +
-             " is smaller than a scale-out link's ack round trip of " + std::to_string(rt) +
-             " flits (a " + std::to_string(so_flits) + "-flit packet, then 2 x "
-             "(scaleout.latency_ns + FEC latency) + link.ack_delay_ns at the flit rate); use at "
-             "least " + std::to_string(rt));
-    }
+    check_replay_buffer(t.link, so_flits, "scaleout", "a scale-out link's");
     if (c.sim.watchdog_ns > 0 && c.sim.watchdog_ns < 10 * c.scaleout.latency_ns)
       fail("sim.watchdog_ns=" + format_real(c.sim.watchdog_ns) +
            " is shorter than 10 scale-out link latencies (scaleout.latency_ns=" +

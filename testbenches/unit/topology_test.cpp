@@ -224,6 +224,15 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
                                    "topology.links=5,4,4,5", "scaleout.sharp=true",
                                    "collective.inter=tree"});
   EXPECT_NE(st.find("collective.inter=tree"), std::string::npos) << st;
+  // A scale-out replay buffer shorter than a scale-out link's ack round trip.
+  const std::string rb = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5", "scaleout.retry=go_back_n",
+                                   "scaleout.replay_buffer_flits=100"});
+  EXPECT_NE(rb.find("scaleout.replay_buffer_flits=100 is smaller than a scale-out link's ack "
+                    "round trip"),
+            std::string::npos)
+      << rb;
   // A workload's group layout must tile the GPUs (the file is read with the config).
   const std::string wl = error_of({"topology.kind=scaleout", "workload.kind=collective",
                                    "topology.endpoints=8", "topology.switches=4",

@@ -58,22 +58,17 @@ std::string write_file(const std::string& text) {
   return path;
 }
 
-std::string load_error(const std::string& text, const std::string& overrides = "") {
+std::string load_error_at(const std::string& path, const std::string& overrides = "") {
   try {
-    load_training(write_file(text), overrides);
+    load_training(path, overrides);
   } catch (const ConfigError& e) {
     return e.what();
   }
   return "no error";
 }
 
-std::string load_error_at(const std::string& path) {
-  try {
-    load_training(path, "");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
+std::string load_error(const std::string& text, const std::string& overrides = "") {
+  return load_error_at(write_file(text), overrides);
 }
 
 TEST(Training, ReadsCallsAndOverrides) {
