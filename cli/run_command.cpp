@@ -234,7 +234,7 @@ int run_command(const RunOptions& opts) {
         done > 0.01 && !final_line ? fmt::format(", ETA {:.0f} s", host * (1 - done) / done) : "";
     const std::string detail = fabric.progress_detail();
     fmt::print(stderr, "\rfabricsim: {:.3f} us simulated, {:.0f}%{}, host {:.1f} s, {:.2f} M events/s{}\033[K{}",
-               ps_to_ns(Scheduler::now()) / 1000.0, 100 * done,
+               ps_to_ns(fabric.scheduler().now()) / 1000.0, 100 * done,
                detail.empty() ? "" : ", " + detail, host,
                host > 0 ? static_cast<double>(fabric.events()) / host / 1e6 : 0.0, eta,
                final_line ? "\n" : "");

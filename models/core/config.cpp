@@ -175,6 +175,10 @@ Schema<Config> config_schema() {
   s.add_real("sim.watchdog_ns", &C::sim, &SimConfig::watchdog_ns, "ns", 0, 1e12,
              "stop the run with a report of every stuck packet if no link starts a transmission "
              "for this long while flits sit in buffers (0: no watchdog)");
+  s.add_bool("sim.run_ahead", &C::sim, &SimConfig::run_ahead,
+             "run the fabric's next instant in the same SystemC activation when nothing else in "
+             "the kernel comes before it (same results; false hands every instant to the kernel, "
+             "to check that; never with TLM endpoints)");
   // workload
   s.add_choice("workload.kind", &C::workload, &WorkloadConfig::kind, kWorkloads,
                "synthetic: open-loop traffic (traffic.*); collective: every endpoint is a GPU "

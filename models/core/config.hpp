@@ -45,6 +45,7 @@ struct SimConfig {
   double warmup_ns = 2000;
   double duration_ns = 10000;
   double watchdog_ns = 10000;
+  bool run_ahead = true;
 };
 
 struct LinkConfig {

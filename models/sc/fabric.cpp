@@ -305,7 +305,11 @@ void Fabric::start_of_simulation() {
 }
 
 bool Fabric::run() {
+  // TLM initiators wait on events the fabric notifies: no run-ahead there.
+  if (cfg_.sim.run_ahead && cfg_.workload.kind != WorkloadKind::kTlm)
+    scheduler_.set_run_ahead(window_.end);
   sc_core::sc_start(sc_core::sc_time::from_value(window_.end));
+  scheduler_.set_run_ahead(0);
   if (collective() && !sweep_->done() && !scheduler_.errors().failed()) {
     finished_ = true;
     error_ = "the collective sweep did not finish by " + std::to_string(ps_to_ns(window_.end)) +
@@ -331,7 +335,7 @@ bool Fabric::finish() {
     return false;
   }
   // A collective run stops when its sweep is done; statistics cover [0, now).
-  const Ps end = ends_with_work() ? Scheduler::now() : window_.end;
+  const Ps end = ends_with_work() ? scheduler_.now() : window_.end;
   if (ends_with_work()) {
     window_ = Window{0, end};
     for (auto& l : links_) l->close_window(window_);
@@ -389,7 +393,7 @@ double Fabric::progress() const {
     }
     return all > 0 ? done / all : 0;
   }
-  return window_.end > 0 ? static_cast<double>(Scheduler::now()) / static_cast<double>(window_.end) : 0;
+  return window_.end > 0 ? static_cast<double>(scheduler_.now()) / static_cast<double>(window_.end) : 0;
 }
 
 std::string Fabric::progress_detail() const {
@@ -458,7 +462,7 @@ void Fabric::apply_fault(std::size_t fi, std::size_t k) {
       links_[i]->set_ber(f.value);
       return;
     case FaultKind::kPortStall:
-      links_[i]->stall_until(Scheduler::now() + ns_to_ps(f.value));
+      links_[i]->stall_until(scheduler_.now() + ns_to_ps(f.value));
       return;
     case FaultKind::kLinkDown: {
       if (links_[i]->down()) return;

@@ -270,7 +270,7 @@ void Gpu::output_done(std::uint64_t elements) {
   active_ = false;
   if (!sweep_.gpu_finished(id_, now())) return;
   if (sweep_.done()) {
-    if (sweep_.stop_kernel_when_done()) sc_core::sc_stop();
+    if (sweep_.stop_kernel_when_done()) stop_kernel();
     return;
   }
   const Ps next = now() + sweep_.current().gap;

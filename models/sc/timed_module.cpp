@@ -26,53 +26,68 @@ void Scheduler::request(TimedModule* m, Ps t) {
   pending_.add(t, m);
   // Inside run() the notification is made once, at its end.
   if (t < notified_at_ && !running_) {
-    event_.notify(sc_core::sc_time::from_value(t - now()));
+    event_.notify(sc_core::sc_time::from_value(t - kernel_now()));
     notified_at_ = t;
   }
 }
 
+void Scheduler::stop() {
+  stopped_ = true;
+  sc_core::sc_stop();
+}
+
 void Scheduler::run() {
-  const Ps t = now();
-  last_run_ = t;
   notified_at_ = kNever;
   running_ = true;
-  ++activations_;
-  if (progress_ && (activations_ & 0x3FFF) == 0) progress_();
-  while (!pending_.empty() && pending_.next_time() <= t) {
-    auto& b = pending_.front();
-    // A module may queue work for another module at this very time (no
-    // model does today: links have positive latency), which appends to this
-    // bucket: walk it by index.
-    for (std::size_t i = 0; i < b.items.size(); ++i) {
-      TimedModule* m = b.items[i];
-      // A module that asked again for an earlier time left a stale entry.
-      if (m->wake_at_ != b.t) continue;
-      if (!m->wake(t)) {
+  Ps t = kernel_now();
+  for (;;) {
+    last_run_ = t;
+    ++activations_;
+    if (progress_ && (activations_ & 0x3FFF) == 0) progress_();
+    while (!pending_.empty() && pending_.next_time() <= t) {
+      auto& b = pending_.front();
+      // A module may queue work for another module at this very time (no
+      // model does today: links have positive latency), which appends to this
+      // bucket: walk it by index.
+      for (std::size_t i = 0; i < b.items.size(); ++i) {
+        TimedModule* m = b.items[i];
+        // A module that asked again for an earlier time left a stale entry.
+        if (m->wake_at_ != b.t) continue;
+        if (!m->wake(t)) {
+          running_ = false;
+          sc_core::sc_stop();
+          return;
+        }
+      }
+      pending_.pop_front();
+    }
+    if (t >= watch_next_ || (drained_ && pending_.empty())) {
+      watch_next_ = t + watch_period_;
+      try {
+        if (pending_.empty())
+          drained_(t);
+        else
+          watch_(t);
+      } catch (const std::exception& e) {
+        errors_.report(watch_name_, t, e.what());
         running_ = false;
         sc_core::sc_stop();
         return;
       }
     }
-    pending_.pop_front();
-  }
-  if (t >= watch_next_ || (drained_ && pending_.empty())) {
-    watch_next_ = t + watch_period_;
-    try {
-      if (pending_.empty())
-        drained_(t);
-      else
-        watch_(t);
-    } catch (const std::exception& e) {
-      errors_.report(watch_name_, t, e.what());
-      running_ = false;
-      sc_core::sc_stop();
-      return;
-    }
+    if (stopped_ || pending_.empty()) break;
+    // Run ahead to our next instant if nothing else in the kernel comes
+    // first (strictly: at the same time the kernel's order would decide).
+    const Ps next = pending_.next_time();
+    if (next >= run_ahead_until_ || sc_core::sc_pending_activity_at_current_time()) break;
+    const sc_core::sc_time other = sc_core::sc_time_to_pending_activity();
+    if (other != sc_core::sc_max_time() && kernel_now() + static_cast<Ps>(other.value()) <= next) break;
+    t = next;
   }
   running_ = false;
-  if (!pending_.empty()) {
+  if (!pending_.empty() && !stopped_) {
     notified_at_ = pending_.next_time();
-    event_.notify(sc_core::sc_time::from_value(notified_at_ - t));
+    event_.notify(sc_core::sc_time::from_value(notified_at_ - kernel_now()));
   }
 }
 

@@ -59,9 +59,24 @@ class Scheduler : public sc_core::sc_module {
   SC_HAS_PROCESS(Scheduler);
   explicit Scheduler(const sc_core::sc_module_name& name);
 
-  static Ps now() { return static_cast<Ps>(sc_core::sc_time_stamp().value()); }
+  // The kernel's time. The fabric's may be ahead of it (run-ahead, below).
+  static Ps kernel_now() { return static_cast<Ps>(sc_core::sc_time_stamp().value()); }
+  // The fabric's time: the instant being run, else the kernel's.
+  Ps now() const { return running_ ? last_run_ : std::max(kernel_now(), last_run_); }
   // `m` wants to run at time t (>= now).
   void request(TimedModule* m, Ps t);
+  // Run-ahead: after an instant, the scheduler goes on to the fabric's next
+  // instant in the same kernel activation when no other SystemC activity
+  // comes before it and it is before `until` (the end of the caller's
+  // sc_start). What that skips is the kernel's work per activation (a timed
+  // notification, the scheduler's evaluate and update phases): 14% of a
+  // lightly loaded switch's run. The order of everything is unchanged: the
+  // fabric's instants run in time order, and nothing else could have run in
+  // between. Only for fabrics whose modules never notify SystemC events
+  // (not with TLM endpoints, whose initiators wait on the fabric).
+  void set_run_ahead(Ps until) { run_ahead_until_ = until; }
+  // Stops the kernel (sc_stop) and the current activation's run-ahead.
+  void stop();
   ErrorSink& errors() { return errors_; }
   // Called every 16384 activations (a progress line checks the host clock).
   void set_progress(std::function<void()> f) { progress_ = std::move(f); }
@@ -90,7 +105,9 @@ class Scheduler : public sc_core::sc_module {
   std::uint64_t activations_ = 0;
   Ps notified_at_ = kNever;
   Ps last_run_ = 0;
+  Ps run_ahead_until_ = 0;  // 0: off
   bool running_ = false;
+  bool stopped_ = false;
   std::string watch_name_;
   Ps watch_period_ = 0;
   Ps watch_next_ = kNever;
@@ -115,7 +132,7 @@ class TimedModule : public sc_core::sc_module {
   void schedule(Ps t, std::uint16_t kind, std::uint32_t a = 0, std::uint32_t b = 0,
                 std::uint32_t c = 0);
 
-  static Ps now() { return Scheduler::now(); }
+  Ps now() const { return scheduler_.now(); }
   std::uint64_t events() const { return events_; }
   void enable_log(const Log& l) { log_.enable(l, name()); }
   // Calls f(item) for every queued item (end-of-run accounting).
@@ -127,6 +144,8 @@ class TimedModule : public sc_core::sc_module {
  protected:
   virtual void handle(const Item& item) = 0;
   void log(const std::string& text) const { log_.log->write(now(), name(), text); }
+  // Ends the simulation (sc_stop) after the current instant.
+  void stop_kernel() { scheduler_.stop(); }
   LogPoint log_;
   // Runs after all items of the current time are handled (e.g. allocation).
   virtual void after_items() {}
