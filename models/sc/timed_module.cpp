@@ -40,6 +40,11 @@ void Scheduler::run() {
   notified_at_ = kNever;
   running_ = true;
   Ps t = kernel_now();
+  // The kernel's next activity other than ours: constant while we run (no
+  // other process runs meanwhile, and the fabric's modules notify no event),
+  // so asked once per activation, when the first run-ahead is considered.
+  Ps other_at = 0;
+  bool other_known = false;
   for (;;) {
     last_run_ = t;
     ++activations_;
@@ -79,9 +84,14 @@ void Scheduler::run() {
     // Run ahead to our next instant if nothing else in the kernel comes
     // first (strictly: at the same time the kernel's order would decide).
     const Ps next = pending_.next_time();
-    if (next >= run_ahead_until_ || sc_core::sc_pending_activity_at_current_time()) break;
-    const sc_core::sc_time other = sc_core::sc_time_to_pending_activity();
-    if (other != sc_core::sc_max_time() && kernel_now() + static_cast<Ps>(other.value()) <= next) break;
+    if (next >= run_ahead_until_) break;
+    if (!other_known) {
+      other_known = true;
+      // 0 if something else runs now; sc_max_time() - now if nothing is pending.
+      // (Unsigned: the sum is sc_max_time() then, never earlier than our next.)
+      other_at = kernel_now() + sc_core::sc_time_to_pending_activity().value();
+    }
+    if (other_at <= next) break;
     t = next;
   }
   running_ = false;
