@@ -8,6 +8,8 @@ usage: bench.py OUT [--json] [--quick] [--no-nvl72] [--sweep] [--scaling] [--rep
 shared machine only ever gets worse than the code's own cost).
 """
 import json
+import re
+import shutil
 import os
 import subprocess
 import sys
@@ -57,13 +59,25 @@ CASES = [
     case("nvl72-allreduce-64MiB-nvls", "configs/nvl72.yaml",
          COLL + ["collective.algorithm=nvls", "collective.min_bytes=67108864",
                  "collective.max_bytes=67108864"], "nvl72"),
-    # Issue 7: the whole 1 KiB .. 1 GiB sweep of both, <= 60 s in total.
+    # The same without payloads (collective.data=false: the same timing,
+    # Collective.TimingOnlyIsTheSameSimulation), what a design sweep runs.
+    case("nvl72-allreduce-64MiB-nvls-timing", "configs/nvl72.yaml",
+         COLL + ["collective.algorithm=nvls", "collective.min_bytes=67108864",
+                 "collective.max_bytes=67108864", "collective.data=false"], "nvl72"),
+    # Issue 7: the whole 1 KiB .. 1 GiB sweep of both, <= 60 s in total;
+    # with data (every element checked) and timing only.
     case("dgx-h100-sweep-1KiB-1GiB-ring", "configs/dgx-h100.yaml",
          COLL + ["collective.algorithm=ring", "collective.min_bytes=1024",
                  "collective.max_bytes=1073741824"], "sweep"),
     case("dgx-h100-sweep-1KiB-1GiB-nvls", "configs/dgx-h100.yaml",
          COLL + ["collective.algorithm=nvls", "collective.min_bytes=1024",
                  "collective.max_bytes=1073741824"], "sweep"),
+    case("dgx-h100-sweep-1KiB-1GiB-ring-timing", "configs/dgx-h100.yaml",
+         COLL + ["collective.algorithm=ring", "collective.min_bytes=1024",
+                 "collective.max_bytes=1073741824", "collective.data=false"], "sweep"),
+    case("dgx-h100-sweep-1KiB-1GiB-nvls-timing", "configs/dgx-h100.yaml",
+         COLL + ["collective.algorithm=nvls", "collective.min_bytes=1024",
+                 "collective.max_bytes=1073741824", "collective.data=false"], "sweep"),
 ]
 SCALING_PORTS = (16, 32, 64, 128, 256)
 SCALING_LOADS = (0.01, 0.1, 0.3, 0.6, 0.9)
@@ -73,6 +87,46 @@ for p in SCALING_PORTS:
         CASES.append(case(f"scaling-{p}p-load{load}", SWITCH,
                           ISLIP + [f"switch.ports={p}", f"traffic.load={load}", f"sim.duration_ns={win}"],
                           "scaling", ports=p, load=load))
+
+# --icount: short cases whose instruction counts (callgrind) decide profile
+# work on a machine whose wall clock varies 2x; docs/performance.md.
+ICOUNT = [
+    case("64p-load0.3-3us", SWITCH, ISLIP + ["traffic.load=0.3", "sim.warmup_ns=500", "sim.duration_ns=2500"],
+         "icount"),
+    case("64p-load0.01-52us", SWITCH, ISLIP + ["traffic.load=0.01", "sim.duration_ns=50000"], "icount"),
+    case("dgx-h100-ring-1MiB-timing", "configs/dgx-h100-allreduce.yaml",
+         ["collective.algorithm=ring", "collective.min_bytes=1048576", "collective.max_bytes=1048576",
+          "collective.data=false"], "icount"),
+    case("nvl72-nvls-256KiB-timing", "configs/nvl72.yaml",
+         COLL + ["collective.algorithm=nvls", "collective.min_bytes=262144", "collective.max_bytes=262144",
+                 "collective.data=false"], "icount"),
+]
+if "--icount" in FLAGS:
+    if not shutil.which("valgrind"):
+        sys.exit("bench: --icount needs valgrind (scripts/setup profile)")
+    table = []
+    for c in ICOUNT:
+        d = os.path.join(OUT, c["name"])
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}.callgrind",
+               "build/fabricsim", "run", c["config"], "--quiet", "--out", d]
+        for st in c["sets"]:
+            cmd += ["--set", st]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        m = re.search(r"Collected : (\d+)", r.stderr)
+        if r.returncode != 0 or not m:
+            sys.exit(f"bench: {c['name']} failed under callgrind: {r.stderr.strip()[-500:]}")
+        with open(os.path.join(d, "stats.json")) as f:
+            sim = json.load(f)["sim"]
+        table.append({"case": c["name"], "instructions": int(m.group(1)), "events": sim["events"],
+                      "simulated_ns": sim["simulated_ns"]})
+    if "--json" in FLAGS:
+        print(json.dumps(table, indent=1))
+    else:
+        print(f"{'case':34} {'instructions':>14} {'events':>10} {'per event':>10}")
+        for t in table:
+            print(f"{t['case']:34} {t['instructions']:14,d} {t['events']:10d} {t['instructions'] / t['events']:10.0f}")
+        print("instructions of the whole process (start-up, about 25 M, included); callgrind out files in " + OUT)
+    sys.exit(0)
 
 groups = {"switch"}
 if "--quick" not in FLAGS:
@@ -192,8 +246,9 @@ for r in rows:
             note += f", {r['host_s'] / base['host_s']:.1f}x the C++ ALU's host time"
     print(f"{r['case']:<34} {r['simulated_ns']:>10.0f} {r['host_s']:>8.2f} {r['flit_cycles_per_s']:>9.3g} "
           f"{r['flit_hops_per_s']:>9.3g} {r['events_per_s']:>9.3g} {r['peak_rss_mib']:>8.1f}  {note}")
-sweep = [r for r in rows if r["case"].startswith("dgx-h100-sweep")]
-if sweep:
-    print(f"sweeps: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
+for kind, pick in (("with data", lambda n: not n.endswith("-timing")), ("timing only", lambda n: n.endswith("-timing"))):
+    sweep = [r for r in rows if r["case"].startswith("dgx-h100-sweep") and pick(r["case"])]
+    if sweep:
+        print(f"sweeps {kind}: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
 print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates from issue 7 "
       f"(same machine class); fastest of {REPEAT} run(s) per case")
