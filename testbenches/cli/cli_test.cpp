@@ -99,9 +99,14 @@ TEST(Cli, SameSeedSameStatsBitForBit) {
 // sim.run_ahead runs the fabric's instants without the kernel in between
 // when nothing else is scheduled: the same simulation, to the bit. Cases: a
 // lightly loaded switch (instants far apart), a collective that ends with
-// sc_stop after a jittered start, a scale-out hierarchical all-reduce.
+// sc_stop after a jittered start, a scale-out hierarchical all-reduce, NVLS
+// with faults applied at set times (the fault injector is a module too).
 TEST(Cli, RunAheadIsTheSameSimulation) {
   const std::vector<std::string> cases = {
+      kSrc + "/configs/dgx-h100-allreduce.yaml --set collective.algorithm=nvls "
+             "collective.min_bytes=262144 collective.max_bytes=262144 "
+             "faults=lane_down@1000:fabric.gpu0.tx*=1,link_down@1500:fabric.sw1.out3,"
+             "port_stall@800:fabric.sw2.out7=300",
       kSrc + "/configs/switch64.yaml --set switch.ports=16 sim.warmup_ns=500 sim.duration_ns=20000 "
              "traffic.load=0.02 traffic.packet_flits=1",
       kSrc + "/configs/dgx-h100-allreduce.yaml --set collective.algorithm=ring "
