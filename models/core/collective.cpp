@@ -123,7 +123,8 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   hier_.per_domain = per_domain;
   hier_.domains = gpus / per_domain;
   sharp_ = cfg.topology.kind == TopologyKind::kScaleOut && cfg.scaleout.sharp;
-  hier_.tree = !sharp_ && cfg.collective.inter == InterAlgo::kTree;
+  hier_.tree = !sharp_ && cfg.collective.inter != InterAlgo::kRing;
+  hier_.double_tree = hier_.tree && cfg.collective.inter == InterAlgo::kDoubleTree;
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
     // A training step: the file's calls in order, collective.iterations times.
@@ -295,13 +296,15 @@ void CollectiveSweep::hier_golden(std::uint64_t first, std::uint64_t count, std:
     }
   };
   if (hier_.tree) {
-    // Each node folds its own sum, then its children's subtrees in order.
+    // Each node folds its own sum, then its children's subtrees in order
+    // (by tree position; the slice's tree with a double tree).
+    const int t = hier_.tree_of(r, first - hier_.intra.chunk_begin(r));
     std::vector<std::vector<std::uint8_t>> sub(static_cast<size_t>(m),
                                                std::vector<std::uint8_t>(bytes));
-    for (int d = m - 1; d >= 0; --d) {
-      std::uint8_t* acc = d == 0 ? out : sub[static_cast<size_t>(d)].data();
-      domain_sum(d, acc);
-      for (int child = 2 * d + 1; child <= 2 * d + 2 && child < m; ++child)
+    for (int p = m - 1; p >= 0; --p) {
+      std::uint8_t* acc = p == 0 ? out : sub[static_cast<size_t>(p)].data();
+      domain_sum(hier_.tree_pos(t, p), acc);
+      for (int child = 2 * p + 1; child <= 2 * p + 2 && child < m; ++child)
         alu_accumulate(cfg_.redop, cfg_.dtype, acc, sub[static_cast<size_t>(child)].data(), bytes);
     }
     return;

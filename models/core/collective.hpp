@@ -54,7 +54,10 @@ struct RingPlan {
 struct HierPlan {
   int domains = 1;
   int per_domain = 1;
-  bool tree = false;  // phase 2 by a binary tree (collective.inter=tree)
+  bool tree = false;  // phase 2 by a binary tree (collective.inter=tree or double_tree)
+  // collective.inter=double_tree: the first part of each chunk (tree_split)
+  // goes over tree 0, the rest over tree 1, tree 0 mirrored (NCCL's double
+  // binary tree: a domain inner in one tree is a leaf in the other).
   RingPlan intra;
 
   int intra_last() const { return per_domain - 2; }           // phase 1: 0 .. D-2
@@ -67,11 +70,27 @@ struct HierPlan {
   int inter_last() const {
     return domains == 1 ? inter_first() - 1 : inter_first() + (tree ? 1 : 2 * domains - 3);
   }
-  // The binary tree over the domains: domain d's parent and children.
-  static int tree_parent(int d) { return (d - 1) / 2; }
-  int tree_children(int d) const {
-    return (2 * d + 1 < domains ? 1 : 0) + (2 * d + 2 < domains ? 1 : 0);
+  bool double_tree = false;
+  // Tree t over the domains is a heap of positions (position p's children:
+  // 2p+1 and 2p+2; position 0 the root); domain d sits at position d in tree
+  // 0 and m-1-d in tree 1 (the mapping is its own inverse).
+  int tree_pos(int t, int d) const { return t == 0 ? d : domains - 1 - d; }
+  int tree_parent(int t, int d) const { return tree_pos(t, (tree_pos(t, d) - 1) / 2); }
+  bool tree_root(int t, int d) const { return tree_pos(t, d) == 0; }
+  int tree_children(int t, int d) const {
+    const int p = tree_pos(t, d);
+    return (2 * p + 1 < domains ? 1 : 0) + (2 * p + 2 < domains ? 1 : 0);
   }
+  int tree_child(int t, int d, int k) const { return tree_pos(t, 2 * tree_pos(t, d) + 1 + k); }
+  // Elements of chunk r on tree 0 (whole slices from the chunk's start).
+  std::uint64_t tree_split(int r) const {
+    const std::uint64_t c = intra.chunk_elements(r);
+    if (!double_tree) return c;
+    const std::uint64_t s = intra.slice_elements;
+    return std::min(c, (c / 2 + s - 1) / s * s);
+  }
+  // The tree of the element `offset` elements into chunk r.
+  int tree_of(int r, std::uint64_t offset) const { return offset < tree_split(r) ? 0 : 1; }
   int gather_first() const { return inter_last() + 1; }       // phase 3
   int last() const { return gather_first() + per_domain - 2; }
   // Chunk r's sub-chunks (element offsets relative to intra.chunk_begin(r)).

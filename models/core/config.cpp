@@ -58,7 +58,8 @@ const std::vector<std::pair<std::string, CollectiveOp>> kCollectiveOps = {
     {"broadcast", CollectiveOp::kBroadcast},
     {"reduce", CollectiveOp::kReduce}};
 const std::vector<std::pair<std::string, InterAlgo>> kInterAlgos = {{"ring", InterAlgo::kRing},
-                                                                    {"tree", InterAlgo::kTree}};
+                                                                    {"tree", InterAlgo::kTree},
+                                                                    {"double_tree", InterAlgo::kDoubleTree}};
 const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
     {"ring", CollectiveAlgo::kRing}, {"nvls", CollectiveAlgo::kNvls},
     {"push", CollectiveAlgo::kPush}, {"direct", CollectiveAlgo::kDirect},
@@ -209,8 +210,10 @@ Schema<Config> config_schema() {
                "of one rank): ring (reduce-scatter then all-gather over the m domains: "
                "2(m-1)/m x S/D per NIC, 2(m-1) steps) or tree (a binary tree over the domains, "
                "domain 0 its root: reduce up, broadcast down, pipelined per packet: up to 3 x "
-               "S/D into an inner node's NIC, 2 log2(m) steps); scaleout.sharp=true does it in "
-               "the leaves instead");
+               "S/D into an inner node's NIC, 2 log2(m) steps), or double_tree (NCCL's: each half "
+               "of the chunk on its own tree, the second the first mirrored, so a domain inner "
+               "in one is a leaf in the other: up to 2 x S/D into a NIC); scaleout.sharp=true "
+               "does it in the leaves instead");
   s.add_custom<CollectiveConfig, std::string>(
       "collective.workload", &C::collective, &CollectiveConfig::workload, "path",
       "a JSON file (traces/workloads/README.md), or empty",
@@ -726,9 +729,10 @@ void validate(const Config& c) {
       fail("scaleout.sharp=true aggregates each rank's chunk in one leaf: it needs "
            "scaleout.placement=rail (or scaleout.tiers=1); a reduction tree over leaves and "
            "spines is not modelled");
-    if (c.scaleout.sharp && c.collective.inter == InterAlgo::kTree)
-      fail("scaleout.sharp=true reduces across the domains in the leaves; "
-           "collective.inter=tree would do it in the GPUs: choose one");
+    if (c.scaleout.sharp && c.collective.inter != InterAlgo::kRing)
+      fail("scaleout.sharp=true reduces across the domains in the leaves; collective.inter=" +
+           std::string(c.collective.inter == InterAlgo::kTree ? "tree" : "double_tree") +
+           " would do it in the GPUs: choose one");
     if (c.scaleout.sharp && c.sw.queueing == Queueing::kOutput)
       fail("scaleout.sharp=true needs an input-queued switch (switch.queueing=fifo or voq): "
            "the ideal output-queued model has no crossbar to reach the reduction engine");

@@ -117,7 +117,7 @@ struct TopologyConfig {
 // flit_bytes per virtual lane, microsecond-class latencies.
 enum class Placement { kPacked, kRail };
 // Phase 2 of the hierarchical all-reduce (across the domains).
-enum class InterAlgo { kRing, kTree };
+enum class InterAlgo { kRing, kTree, kDoubleTree };
 struct ScaleOutConfig {
   std::int64_t domains = 2;
   Placement placement = Placement::kRail;

@@ -168,6 +168,10 @@ class Gpu : public TimedModule {
   int inter_next() const { return (id_ + per_domain()) % n_; }
   int domain() const { return id_ / per_domain(); }
   int tree_gpu(int d) const { return d * per_domain() + rank(); }  // our rank in domain d
+  // The tree (collective.inter=double_tree: 0 or 1) element `first` of our chunk takes.
+  int tree_of(std::uint64_t first) const {
+    return sweep_.hier().tree_of(rank(), first - sweep_.plan().chunk_begin(rank()));
+  }
   void tree_up(const Packet& in);
   void output_done(std::uint64_t elements);
 

@@ -140,6 +140,9 @@ std::uint64_t Gpu::first_step_count(std::uint64_t entry) const {
     const RingPlan sub = sweep_.hier().inter(c);
     const std::uint64_t base = plan.chunk_begin(c);
     end = base + sub.chunk_begin(sub.chunk_of(first - base) + 1);
+  } else if ((entry & kFromChunkInter) && tree_) {  // double tree: tree 0's part ends at the split
+    const std::uint64_t split = plan.chunk_begin(c) + sweep_.hier().tree_split(c);
+    if (first < split) end = split;
   }
   return std::min(plan.slice_elements, end - first);
 }

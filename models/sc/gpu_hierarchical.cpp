@@ -58,9 +58,13 @@ void Gpu::begin_inter() {
   } else if (sharp_) {  // the whole chunk to the leaf's engine
     push(base, plan.chunk_begin(r + 1), kFromChunkInter);
   } else if (tree_) {
-    // A leaf of the tree sends its whole chunk up; an inner node folds it
-    // with its children's as their slices come (some may have come).
-    if (h.tree_children(domain()) == 0) push(base, plan.chunk_begin(r + 1), kFromChunkInter);
+    // A leaf of a tree sends its part of the chunk (all of it with one
+    // tree) up; an inner node folds it with its children's as their slices
+    // come (some may have come).
+    const std::uint64_t split = base + h.tree_split(r);
+    if (h.tree_children(0, domain()) == 0) push(base, split, kFromChunkInter);
+    if (h.double_tree && h.tree_children(1, domain()) == 0)
+      push(split, plan.chunk_begin(r + 1), kFromChunkInter);
     std::vector<Packet> early;
     early.swap(inter_stash_);
     for (const Packet& p : early) hier_receive(p);
@@ -86,7 +90,9 @@ PacketId Gpu::make_from_chunk(Port& port, std::uint64_t entry) {
   const HierPlan& h = sweep_.hier();
   const PacketId id = make_packet(inter ? h.inter_first() : h.gather_first(), first, count);
   Packet& p = pool_.get(id);
-  p.dst = !inter ? domain_next() : tree_ ? tree_gpu(HierPlan::tree_parent(domain())) : inter_next();
+  p.dst = !inter  ? domain_next()
+          : tree_ ? tree_gpu(h.tree_parent(tree_of(first), domain()))
+                  : inter_next();
   p.flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
   if (inter && sharp_) {  // a contribution to rank r's group at our leaf
     p.kind = PacketKind::kReduceContrib;
@@ -126,9 +132,11 @@ void Gpu::hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload
   int n = 0;
   if (per_domain() > 1) sends[n++] = {h.gather_first(), domain_next()};
   if (next_step >= 0) sends[n++] = {next_step, inter_next()};
-  if (tree_)
-    for (int c = 2 * domain() + 1; c <= 2 * domain() + 2 && c < h.domains; ++c)
-      sends[n++] = {h.inter_first() + 1, tree_gpu(c)};
+  if (tree_) {
+    const int t = tree_of(first);
+    for (int k = 0; k < h.tree_children(t, domain()); ++k)
+      sends[n++] = {h.inter_first() + 1, tree_gpu(h.tree_child(t, domain(), k))};
+  }
   for (int k = 1; k < n; ++k) payloads_.retain(payload);
   for (int k = 0; k < n; ++k) send_on(sends[k].first, sends[k].second, first, count, payload);
   if (n == 0) payloads_.release(payload);
@@ -145,11 +153,14 @@ void Gpu::tree_up(const Packet& in) {
   const std::uint64_t count = in.bytes / es_;
   const std::size_t bytes = static_cast<std::size_t>(count) * es_;
   const int d = domain();
-  const int child = in.src / per_domain() - (2 * d + 1);
-  const int n = 1 + h.tree_children(d);
-  if (child < 0 || child + 1 >= n)
+  const int t = tree_of(first);
+  const int n = 1 + h.tree_children(t, d);
+  int child = 0;
+  while (child + 1 < n && h.tree_child(t, d, child) != in.src / per_domain()) ++child;
+  if (child + 1 >= n)
     throw InvariantError(std::string(name()) + ": GPU " + std::to_string(in.src) +
-                         " is not our child in the tree across the domains");
+                         " is not our child in tree " + std::to_string(t) +
+                         " across the domains");
   Fold& f = folds_[first];
   if (f.early.empty()) f.early.assign(static_cast<size_t>(n), kNoPayload);
   if (f.early[static_cast<size_t>(child + 1)] != kNoPayload || child + 1 < f.next)
@@ -171,10 +182,10 @@ void Gpu::tree_up(const Packet& in) {
   if (f.next < n) return;
   const PayloadId acc = f.acc;
   folds_.erase(first);
-  if (d == 0)
+  if (h.tree_root(t, d))
     hier_final(first, count, acc, -1);
   else
-    send_on(h.inter_first(), tree_gpu(HierPlan::tree_parent(d)), first, count, acc);
+    send_on(h.inter_first(), tree_gpu(h.tree_parent(t, d)), first, count, acc);
 }
 
 void Gpu::hier_receive(const Packet& in) {

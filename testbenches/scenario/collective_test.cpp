@@ -64,6 +64,8 @@ TEST(Collective, TimingOnlyIsTheSameSimulation) {
       {ib, {"collective.algorithm=hierarchical", "scaleout.sharp=true", "collective.min_bytes=262144",
             "collective.max_bytes=1048576"}},
       {ib, {"collective.algorithm=hierarchical", "collective.inter=tree",
+            "collective.min_bytes=262144", "collective.max_bytes=1048576"}},
+      {ib, {"collective.algorithm=hierarchical", "collective.inter=double_tree",
             "collective.min_bytes=262144", "collective.max_bytes=1048576"}}};
   std::vector<Config> cs;
   for (const auto& [file, sets] : cases)

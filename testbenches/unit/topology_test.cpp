@@ -224,6 +224,11 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
                                    "topology.links=5,4,4,5", "scaleout.sharp=true",
                                    "collective.inter=tree"});
   EXPECT_NE(st.find("collective.inter=tree"), std::string::npos) << st;
+  const std::string sd = error_of({"topology.kind=scaleout", "workload.kind=collective",
+                                   "topology.endpoints=8", "topology.switches=4",
+                                   "topology.links=5,4,4,5", "scaleout.sharp=true",
+                                   "collective.inter=double_tree"});
+  EXPECT_NE(sd.find("collective.inter=double_tree would do it in the GPUs"), std::string::npos) << sd;
   // A scale-out replay buffer shorter than a scale-out link's ack round trip.
   const std::string rb = error_of({"topology.kind=scaleout", "workload.kind=collective",
                                    "topology.endpoints=8", "topology.switches=4",
