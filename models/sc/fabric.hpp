@@ -77,7 +77,6 @@ class Fabric : public sc_core::sc_module {
   std::uint64_t delivered_flits_total() const;  // whole run, warm-up included
   const SinkStats& sink() const { return sink_; }
   std::uint64_t events() const;
-  std::uint64_t kernel_activations() const { return scheduler_.activations(); }
   Switch& sw(int s = 0) { return *switches_[static_cast<size_t>(s)]; }
   const Topology& topology() const { return topo_; }
   Endpoint& endpoint(int i) { return *endpoints_[static_cast<size_t>(i)]; }

@@ -47,8 +47,8 @@ void Scheduler::run() {
   bool other_known = false;
   for (;;) {
     last_run_ = t;
-    ++activations_;
-    if (progress_ && (activations_ & 0x3FFF) == 0) progress_();
+    ++instants_;
+    if (progress_ && (instants_ & 0x3FFF) == 0) progress_();
     while (!pending_.empty() && pending_.next_time() <= t) {
       auto& b = pending_.front();
       // A module may queue work for another module at this very time (no
@@ -109,7 +109,7 @@ TimedModule::TimedModule(const sc_core::sc_module_name& name, Scheduler& schedul
 void TimedModule::schedule(Ps t, std::uint16_t kind, std::uint32_t a, std::uint32_t b,
                            std::uint32_t c) {
   // Work in the past would be lost or run out of order: a model bug. (The
-  // scheduler's activation time stands for now: sc_time_stamp() costs a
+  // scheduler's instant stands for now: sc_time_stamp() costs a
   // library call on this hot path.)
   if (t < scheduler_.last_run())
     throw InvariantError(std::string(name()) + ": work queued for " + std::to_string(ps_to_ns(t)) +

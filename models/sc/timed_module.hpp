@@ -7,8 +7,9 @@
 // is a single SC_METHOD with one sc_event. Each TimedModule keeps its pending
 // work as items (time, kind, integers) and asks the scheduler to wake it at
 // its earliest item; the scheduler runs every module due at an instant in
-// one activation. Time is still SystemC time: other SystemC models interleave
-// with the fabric normally.
+// one activation, and with run-ahead the fabric's following instants too
+// while nothing else in the kernel is due before them. Time is still SystemC
+// time: other SystemC models interleave with the fabric normally.
 //
 // Both keep pending work in time buckets: one bucket per distinct time, in a
 // vector sorted by time. Work in a fabric falls on few distinct times (the
@@ -78,15 +79,16 @@ class Scheduler : public sc_core::sc_module {
   // Stops the kernel (sc_stop) and the current activation's run-ahead.
   void stop();
   ErrorSink& errors() { return errors_; }
-  // Called every 16384 activations (a progress line checks the host clock).
+  // Called every 16384 instants (a progress line checks the host clock).
   void set_progress(std::function<void()> f) { progress_ = std::move(f); }
-  std::uint64_t activations() const { return activations_; }
-  // The time of the current (or last) activation: a cheap lower bound of now.
+  // The fabric's instants run so far (several per kernel activation with run-ahead).
+  std::uint64_t instants() const { return instants_; }
+  // The time of the current (or last) instant: a cheap lower bound of now.
   Ps last_run() const { return last_run_; }
-  // After an activation at t >= the last call + period, calls check(t)
+  // After an instant at t >= the last call + period, calls check(t)
   // (the watchdog); an exception from it is reported as `name`'s error and
-  // stops the simulation. One comparison per activation, no event.
-  // `drained(t)` runs when no work is left at all after an activation.
+  // stops the simulation. One comparison per instant, no event.
+  // `drained(t)` runs when no work is left at all after an instant.
   void set_watch(std::string name, Ps period, std::function<void(Ps)> check,
                  std::function<void(Ps)> drained) {
     watch_name_ = std::move(name);
@@ -102,7 +104,7 @@ class Scheduler : public sc_core::sc_module {
   ErrorSink errors_;
   sc_core::sc_event event_;
   TimeBuckets<TimedModule*> pending_;
-  std::uint64_t activations_ = 0;
+  std::uint64_t instants_ = 0;
   Ps notified_at_ = kNever;
   Ps last_run_ = 0;
   Ps run_ahead_until_ = 0;  // 0: off
