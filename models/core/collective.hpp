@@ -58,6 +58,7 @@ struct HierPlan {
   // collective.inter=double_tree: the first part of each chunk (tree_split)
   // goes over tree 0, the rest over tree 1, tree 0 mirrored (NCCL's double
   // binary tree: a domain inner in one tree is a leaf in the other).
+  bool double_tree = false;
   RingPlan intra;
 
   int intra_last() const { return per_domain - 2; }           // phase 1: 0 .. D-2
@@ -70,7 +71,6 @@ struct HierPlan {
   int inter_last() const {
     return domains == 1 ? inter_first() - 1 : inter_first() + (tree ? 1 : 2 * domains - 3);
   }
-  bool double_tree = false;
   // Tree t over the domains is a heap of positions (position p's children:
   // 2p+1 and 2p+2; position 0 the root); domain d sits at position d in tree
   // 0 and m-1-d in tree 1 (the mapping is its own inverse).

@@ -731,8 +731,7 @@ void validate(const Config& c) {
            "spines is not modelled");
     if (c.scaleout.sharp && c.collective.inter != InterAlgo::kRing)
       fail("scaleout.sharp=true reduces across the domains in the leaves; collective.inter=" +
-           std::string(c.collective.inter == InterAlgo::kTree ? "tree" : "double_tree") +
-           " would do it in the GPUs: choose one");
+           name_of(kInterAlgos, c.collective.inter) + " would do it in the GPUs: choose one");
     if (c.scaleout.sharp && c.sw.queueing == Queueing::kOutput)
       fail("scaleout.sharp=true needs an input-queued switch (switch.queueing=fifo or voq): "
            "the ideal output-queued model has no crossbar to reach the reduction engine");

@@ -227,6 +227,8 @@ nlohmann::json Fabric::stats() const {
               {"warmup_ns", ps_to_ns(window_.begin)},
               {"window_ns", window_ns},
               {"events", events()},
+              {"instants", scheduler_.instants()},
+              {"kernel_activations", scheduler_.activations()},
               {"packets_alive_max", pool_.slots()},
               {"payload_slots_max", payloads_.slots()},
               {"seed", cfg_.sim.seed},

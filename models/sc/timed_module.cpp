@@ -39,6 +39,7 @@ void Scheduler::stop() {
 void Scheduler::run() {
   notified_at_ = kNever;
   running_ = true;
+  ++activations_;
   Ps t = kernel_now();
   // The kernel's next activity other than ours: constant while we run (no
   // other process runs meanwhile, and the fabric's modules notify no event),

@@ -81,8 +81,10 @@ class Scheduler : public sc_core::sc_module {
   ErrorSink& errors() { return errors_; }
   // Called every 16384 instants (a progress line checks the host clock).
   void set_progress(std::function<void()> f) { progress_ = std::move(f); }
-  // The fabric's instants run so far (several per kernel activation with run-ahead).
+  // The fabric's instants run so far, and the kernel activations that ran
+  // them (fewer with run-ahead).
   std::uint64_t instants() const { return instants_; }
+  std::uint64_t activations() const { return activations_; }
   // The time of the current (or last) instant: a cheap lower bound of now.
   Ps last_run() const { return last_run_; }
   // After an instant at t >= the last call + period, calls check(t)
@@ -105,6 +107,7 @@ class Scheduler : public sc_core::sc_module {
   sc_core::sc_event event_;
   TimeBuckets<TimedModule*> pending_;
   std::uint64_t instants_ = 0;
+  std::uint64_t activations_ = 0;
   Ps notified_at_ = kNever;
   Ps last_run_ = 0;
   Ps run_ahead_until_ = 0;  // 0: off
