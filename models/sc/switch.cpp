@@ -30,6 +30,9 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       window_(window),
       inputs_(static_cast<size_t>(xports_)),
       outputs_(static_cast<size_t>(xports_)),
+      in_busy_(static_cast<size_t>(xports_), 0),
+      out_busy_(static_cast<size_t>(xports_), 0),
+      out_gone_(static_cast<size_t>(xports_), kNever),
       allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
                                 static_cast<std::uint64_t>(cfg.sim.seed))),
@@ -524,13 +527,13 @@ void Switch::allocate(Ps e) {
   scratch_ = sending_out_;  // release_space changes sending_out_
   scratch_.for_each([&](int o) {
     // Most outputs of a loaded wide switch are mid-packet: look before calling.
-    if (outputs_[static_cast<size_t>(o)].sending.front().tail_gone <= e) release_space(o, e);
+    if (out_gone_[static_cast<size_t>(o)] <= e) release_space(o, e);
   });
   out_free_.fill();
   Ps first_release = kNever;
   scratch_ = busy_out_;
   scratch_.for_each([&](int o) {
-    const Ps b = outputs_[static_cast<size_t>(o)].busy_until;
+    const Ps b = out_busy_[static_cast<size_t>(o)];
     if (b <= e) {
       busy_out_.reset(o);
     } else {
@@ -546,7 +549,7 @@ void Switch::allocate(Ps e) {
   requests_.clear();
   free_in_.clear();
   active_.for_each([&](int i) {
-    const Ps b = inputs_[static_cast<size_t>(i)].busy_until;
+    const Ps b = in_busy_[static_cast<size_t>(i)];
     if (b > e)
       wake = std::min(wake, b);
     else
@@ -575,11 +578,11 @@ void Switch::allocate(Ps e) {
   for (int i : granted_order_) {
     const int o = match_.out_of_in[static_cast<size_t>(i)];
     const PacketId parent = grant(i, o, e);
-    if (parent != kNoPacket) fan_out(i, parent, e, inputs_[static_cast<size_t>(i)].busy_until);
-    first_free = std::min(first_free, outputs_[static_cast<size_t>(o)].busy_until);
+    if (parent != kNoPacket) fan_out(i, parent, e, in_busy_[static_cast<size_t>(i)]);
+    first_free = std::min(first_free, out_busy_[static_cast<size_t>(o)]);
     // More packets behind the granted one: look again when this input frees.
     const Input& in = inputs_[static_cast<size_t>(i)];
-    if (in.pending > 0) wake = std::min(wake, in.busy_until);
+    if (in.pending > 0) wake = std::min(wake, in_busy_[static_cast<size_t>(i)]);
   }
   for (int i = std::max(engine_port_, 0); engine_port_ >= 0 && i < xports_; ++i) wide_grants(i, e, wake);
   for (Share& sh : share_) {  // what was not used lapses
@@ -696,7 +699,7 @@ void Switch::request_fifo(Ps& wake) {
       const int o = pool_.get(head).out_port;
       Output& out = outputs_[static_cast<size_t>(o)];
       if (!out_free_.test(o)) {
-        wake = std::min(wake, out.busy_until);
+        wake = std::min(wake, out_busy_[static_cast<size_t>(o)]);
       } else if (is_engine_port(o)) {
         const Need n = engine_need(pool_.get(head));
         if (n == kNeedNone)
@@ -808,8 +811,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
         engine_stats_.max_occupancy =
             std::max(engine_stats_.max_occupancy, static_cast<int>(table_.size()));
     }
-    in.busy_until = b;
-    out.busy_until = alu_end;
+    in_busy_[static_cast<size_t>(i)] = b;
+    out_busy_[static_cast<size_t>(o)] = alu_end;
     busy_out_.set(o);
     leave_input(in, vc, p.flits, p.t_head, b);
     --in.pending;
@@ -820,8 +823,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     schedule(std::max(b, alu_end) + pipeline_ps_ + alu_pipeline_ps_, kItemEngine, id);
     return kNoPacket;
   }
-  in.busy_until = b;
-  out.busy_until = is_engine_port(i) ? e + xfer_ps_[p.flits] : b;
+  in_busy_[static_cast<size_t>(i)] = b;
+  out_busy_[static_cast<size_t>(o)] = is_engine_port(i) ? e + xfer_ps_[p.flits] : b;
   busy_out_.set(o);
   PacketId siblings = kNoPacket;  // an original with copies still to send
   if (p.parent == kNoPacket) {
@@ -872,6 +875,7 @@ void Switch::release_space(int o, Ps t) {
     update_fits(o, vc);
     released = true;
   }
+  out_gone_[static_cast<size_t>(o)] = out.sending.empty() ? kNever : out.sending.front().tail_gone;
   if (out.sending.empty()) sending_out_.reset(o);
   if (released && out.space_waiter) {
     out.space_waiter = false;
@@ -901,6 +905,7 @@ void Switch::transmit(int o, PacketId id, Ps start) {
   out.link->send(id, p, start);
   const Ps gone = out.link->free_at();
   if (queueing_ != Queueing::kOutput) {
+    if (out.sending.empty()) out_gone_[static_cast<size_t>(o)] = gone;
     out.sending.push_back(Sending{gone, p.vc, p.flits});
     sending_out_.set(o);
   }

@@ -215,7 +215,6 @@ class Switch : public TimedModule {
   };
   struct Input {
     Link* link = nullptr;
-    Ps busy_until = 0;
     std::uint32_t pending = 0;            // packets waiting for allocation
     std::vector<PacketQueue> queues;      // fifo: [vc]; voq: [vc * ports + out]
     // voq: [vc * ports + out] multicast copies not made yet, queued behind
@@ -246,7 +245,6 @@ class Switch : public TimedModule {
   };
   struct Output {
     Link* link = nullptr;
-    Ps busy_until = 0;                    // crossbar output port
     std::vector<PacketQueue> queues;      // [vc] waiting for the link
     std::vector<int> space;               // [vc] free output-buffer flits
     Ring<Sending> sending;                // on the link, space not yet released
@@ -373,6 +371,12 @@ class Switch : public TimedModule {
 
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;
+  // Read for every active input and busy output at each allocation: kept
+  // dense, apart from the large Input and Output records (a cache line per
+  // port otherwise, the largest source of cache misses on nvl72).
+  std::vector<Ps> in_busy_;   // [input] crossbar input busy until
+  std::vector<Ps> out_busy_;  // [output] crossbar output port busy until
+  std::vector<Ps> out_gone_;  // [output] tail_gone of sending.front(), kNever if none
   std::unique_ptr<Allocator> allocator_;
   RequestMatrix requests_;
   Matching match_;
@@ -383,7 +387,7 @@ class Switch : public TimedModule {
   // Kept up to date as ports change, so an allocation costs what changed, not
   // the switch's width (at low load most outputs are idle and full of space):
   std::vector<PortSet> fits_any_;   // [vc] link outputs whose buffer takes a largest packet
-  PortSet busy_out_;                // outputs whose crossbar port may be busy (busy_until set)
+  PortSet busy_out_;                // outputs whose crossbar port may be busy (out_busy_ set)
   PortSet sending_out_;             // outputs with packets leaving (space to give back)
   // voq: the column view of the inputs' `nonempty` sets. col_[vc * xports_ + o]:
   // inputs with a packet queued for o on vc; requested_[vc]: outputs some

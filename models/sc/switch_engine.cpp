@@ -274,7 +274,7 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
 void Switch::wide_grants(int i, Ps e, Ps& wake) {
   Input& in = inputs_[static_cast<size_t>(i)];
   if (in.pending == 0 || queueing_ != Queueing::kVoq) return;
-  if (in.busy_until > e && in.edge_at != e) return;  // still busy from an earlier edge
+  if (in_busy_[static_cast<size_t>(i)] > e && in.edge_at != e) return;  // still busy from an earlier edge
   if (in.edge_at != e) {
     in.edge_at = e;
     in.edge_bytes = 0;
@@ -306,7 +306,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
       });
     }
   }
-  if (granted && in.pending > 0) wake = std::min(wake, in.busy_until);
+  if (granted && in.pending > 0) wake = std::min(wake, in_busy_[static_cast<size_t>(i)]);
 }
 
 Ps Switch::engine_port_ps(std::int64_t bytes) const {

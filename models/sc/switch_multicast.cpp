@@ -128,7 +128,7 @@ void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
       matched_out_.set(o);
       grant(i, o, e, v);
       // One traversal: the input stays busy as long as the first copy's.
-      in.busy_until = std::max(in.busy_until, busy_until);
+      in_busy_[static_cast<size_t>(i)] = std::max(in_busy_[static_cast<size_t>(i)], busy_until);
     });
   }
 }
