@@ -33,6 +33,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       in_busy_(static_cast<size_t>(xports_), 0),
       out_busy_(static_cast<size_t>(xports_), 0),
       out_gone_(static_cast<size_t>(xports_), kNever),
+      out_space_(static_cast<size_t>(xports_) * static_cast<size_t>(std::max(1, vcs_)), 0),
+      space_waiter_(static_cast<size_t>(xports_), 0),
       allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
                                 static_cast<std::uint64_t>(cfg.sim.seed))),
@@ -86,8 +88,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
   }
   for (auto& out : outputs_) {
     out.queues.resize(static_cast<size_t>(vcs_));
-    out.space.assign(static_cast<size_t>(vcs_), static_cast<int>(cfg.sw.output_buffer_flits));
   }
+  std::fill(out_space_.begin(), out_space_.end(), static_cast<int>(cfg.sw.output_buffer_flits));
   for (int o = 0; o < xports_; ++o)
     for (int v = 0; v < vcs_; ++v) update_fits(o, v);
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
@@ -220,7 +222,7 @@ void Switch::check_end_of_run(Ps end) {
   for (int o = 0; o < ports_ && queueing_ != Queueing::kOutput; ++o) {
     const Output& out = outputs_[static_cast<size_t>(o)];
     for (int v = 0; v < vcs_; ++v) {
-      std::int64_t held = out.space[static_cast<size_t>(v)];
+      std::int64_t held = space(o, v);
       const PacketQueue& q = out.queues[static_cast<size_t>(v)];
       for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
         held += pool_.get(id).flits;
@@ -267,7 +269,7 @@ void Switch::check_end_of_run(Ps end) {
         const bool lazy_only = q.empty() && k < in.lazy.size() && !in.lazy[k].empty();
         if (q.empty() && !lazy_only) continue;
         const int o = lazy_only ? static_cast<int>(k) % xports_ : pool_.get(q.front()).out_port;
-        if (is_engine_port(o) ? !engine_waiter_ : !outputs_[static_cast<size_t>(o)].space_waiter)
+        if (is_engine_port(o) ? !engine_waiter_ : !space_waiter_[static_cast<size_t>(o)])
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
                                " but no allocation is scheduled (lost wake-up)");
@@ -433,8 +435,8 @@ void Switch::diagnose(Stuck& out) const {
       const Output& ot = outputs_[static_cast<size_t>(o)];
       if (in.link && ot.link) out.waits.emplace_back(in.link, ot.link);
       std::string space;
-      for (std::size_t v = 0; v < ot.space.size(); ++v)
-        space += (v ? "/" : "") + std::to_string(ot.space[v]);
+      for (int v = 0; v < vcs_; ++v)
+        space += (v ? "/" : "") + std::to_string(this->space(o, v));
       outs += " (output buffer free " + space + " flits per VC)";
     }
     out.lines.push_back(base + ".in" + std::to_string(i) +
@@ -662,11 +664,11 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
         return;
       }
       scratch_.for_each([&](int i) {
-        if (flits_fit(out, v, head_flits(inputs_[static_cast<size_t>(i)], v, o))) {
+        if (flits_fit(o, v, head_flits(inputs_[static_cast<size_t>(i)], v, o))) {
           requests_.set(i, o);
-        } else if (!out.space_waiter) {
+        } else if (!space_waiter_[static_cast<size_t>(o)]) {
           // Blocked on output-buffer space: wake when the next tail leaves.
-          out.space_waiter = true;
+          space_waiter_[static_cast<size_t>(o)] = 1;
           if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
         }
       });
@@ -706,10 +708,10 @@ void Switch::request_fifo(Ps& wake) {
           requests_.set(i, o);
         else
           ask(n, i, v, o);
-      } else if (head_fits(out, v, head)) {
+      } else if (head_fits(o, v, head)) {
         requests_.set(i, o);
-      } else if (!out.space_waiter) {
-        out.space_waiter = true;
+      } else if (!space_waiter_[static_cast<size_t>(o)]) {
+        space_waiter_[static_cast<size_t>(o)] = 1;
         if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
       }
     }
@@ -718,7 +720,6 @@ void Switch::request_fifo(Ps& wake) {
 
 PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   Input& in = inputs_[static_cast<size_t>(i)];
-  Output& out = outputs_[static_cast<size_t>(o)];
   // Among this input's VCs with an eligible packet for `o`, round-robin.
   int vc = -1;
   for (int k = 0; k < vcs_ && vc < 0; ++k) {
@@ -741,7 +742,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       const Need n = engine_need(pool_.get(q.front()));
       ok = n == kNeedNone || share_[n].given[static_cast<size_t>(i)] == o;
     } else {
-      ok = flits_fit(out, v, flits);
+      ok = flits_fit(o, v, flits);
     }
     if (ok) vc = v;
   }
@@ -834,7 +835,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   } else {
     siblings = p.parent;
   }
-  out.space[static_cast<size_t>(vc)] -= p.flits;
+  space(o, vc) -= p.flits;
   update_fits(o, vc);
   --in.pending;
   --pending_total_;
@@ -859,7 +860,7 @@ void Switch::update_fits(int o, int vc) {
   // uses one of the entries still free at its edge.
   if (is_engine_port(o)) return;
   PortSet& f = fits_any_[static_cast<size_t>(vc)];
-  if (outputs_[static_cast<size_t>(o)].space[static_cast<size_t>(vc)] >= max_flits_)
+  if (space(o, vc) >= max_flits_)
     f.set(o);
   else
     f.reset(o);
@@ -870,15 +871,15 @@ void Switch::release_space(int o, Ps t) {
   bool released = false;
   while (!out.sending.empty() && out.sending.front().tail_gone <= t) {
     const int vc = out.sending.front().vc;
-    out.space[static_cast<size_t>(vc)] += out.sending.front().flits;
+    space(o, vc) += out.sending.front().flits;
     out.sending.pop_front();
     update_fits(o, vc);
     released = true;
   }
   out_gone_[static_cast<size_t>(o)] = out.sending.empty() ? kNever : out.sending.front().tail_gone;
   if (out.sending.empty()) sending_out_.reset(o);
-  if (released && out.space_waiter) {
-    out.space_waiter = false;
+  if (released && space_waiter_[static_cast<size_t>(o)]) {
+    space_waiter_[static_cast<size_t>(o)] = 0;
     if (pending_total_ > 0) request_tick(t);
   }
 }
@@ -911,7 +912,7 @@ void Switch::transmit(int o, PacketId id, Ps start) {
   }
   // Wake when the tail has gone only if someone needs that moment: the next
   // queued packet, or an allocation waiting for this buffer space.
-  if (!queues_empty(out) || out.space_waiter) schedule_out_try(o, gone);
+  if (!queues_empty(out) || space_waiter_[static_cast<size_t>(o)]) schedule_out_try(o, gone);
 }
 
 void Switch::schedule_out_try(int o, Ps t) {

@@ -246,9 +246,7 @@ class Switch : public TimedModule {
   struct Output {
     Link* link = nullptr;
     std::vector<PacketQueue> queues;      // [vc] waiting for the link
-    std::vector<int> space;               // [vc] free output-buffer flits
     Ring<Sending> sending;                // on the link, space not yet released
-    bool space_waiter = false;            // an allocation is blocked on space here
     int vc_ptr = 0;
     Ps try_at = kNever;
   };
@@ -341,15 +339,15 @@ class Switch : public TimedModule {
   void make_lazy_copy(Input& in, int vc, int out);
   PacketId make_copy(const Packet& original, PacketId original_id, int member, int out,
                      std::uint64_t serial);
-  bool head_fits(const Output& o, int vc, PacketId id) const {
-    if (has_engine() && &o >= &outputs_[static_cast<size_t>(engine_port_)])
-      return engine_can_take(id);
-    return o.space[static_cast<size_t>(vc)] >= pool_.get(id).flits;
+  bool head_fits(int o, int vc, PacketId id) const {
+    if (is_engine_port(o)) return engine_can_take(id);
+    return space(o, vc) >= pool_.get(id).flits;
   }
   // The same for a link output and a head of `flits` (a VOQ head that may be a lazy copy).
-  bool flits_fit(const Output& o, int vc, int flits) const {
-    return o.space[static_cast<size_t>(vc)] >= flits;
-  }
+  bool flits_fit(int o, int vc, int flits) const { return space(o, vc) >= flits; }
+  // Free output-buffer flits of output o's VC.
+  int& space(int o, int vc) { return out_space_[static_cast<size_t>(o * vcs_ + vc)]; }
+  int space(int o, int vc) const { return out_space_[static_cast<size_t>(o * vcs_ + vc)]; }
 
   const int ports_;
   const int engine_port_;  // first engine port (== ports_) with a reduction engine, else -1
@@ -377,6 +375,9 @@ class Switch : public TimedModule {
   std::vector<Ps> in_busy_;   // [input] crossbar input busy until
   std::vector<Ps> out_busy_;  // [output] crossbar output port busy until
   std::vector<Ps> out_gone_;  // [output] tail_gone of sending.front(), kNever if none
+  std::vector<int> out_space_;  // [output * vcs + vc] free output-buffer flits
+  // [output] an allocation is blocked on its buffer space (out_try wakes it)
+  std::vector<std::uint8_t> space_waiter_;
   std::unique_ptr<Allocator> allocator_;
   RequestMatrix requests_;
   Matching match_;

@@ -296,8 +296,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
         const bool shared = parent != kNoPacket && parent == in.edge_parent;
         if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > port_bytes_per_cycle_)
           return;
-        const Output& out = outputs_[static_cast<size_t>(o)];
-        if (is_engine_port(o) ? !head_fits(out, v, voq_head(in, v, o)) : !flits_fit(out, v, h.flits))
+        if (is_engine_port(o) ? !head_fits(o, v, voq_head(in, v, o)) : !flits_fit(o, v, h.flits))
           return;
         matched_out_.set(o);
         grant(i, o, e, v);

@@ -123,8 +123,7 @@ void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
     scratch_ &= out_free_;
     scratch_.for_each([&](int o) {
       if (head_parent(in, v, o) != parent) return;  // copies go to link outputs only
-      Output& out = outputs_[static_cast<size_t>(o)];
-      if (!flits_fit(out, v, head_flits(in, v, o))) return;
+      if (!flits_fit(o, v, head_flits(in, v, o))) return;
       matched_out_.set(o);
       grant(i, o, e, v);
       // One traversal: the input stays busy as long as the first copy's.
