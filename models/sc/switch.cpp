@@ -33,7 +33,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       in_busy_(static_cast<size_t>(xports_), 0),
       out_busy_(static_cast<size_t>(xports_), 0),
       out_gone_(static_cast<size_t>(xports_), kNever),
-      out_space_(static_cast<size_t>(xports_) * static_cast<size_t>(std::max(1, vcs_)), 0),
+      out_space_(static_cast<size_t>(xports_) * static_cast<size_t>(vcs_),
+                 static_cast<int>(cfg.sw.output_buffer_flits)),
       space_waiter_(static_cast<size_t>(xports_), 0),
       allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
@@ -86,10 +87,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     in.engine_heads.resize(static_cast<size_t>(vcs_ * engine_ports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
-  for (auto& out : outputs_) {
-    out.queues.resize(static_cast<size_t>(vcs_));
-  }
-  std::fill(out_space_.begin(), out_space_.end(), static_cast<int>(cfg.sw.output_buffer_flits));
+  for (auto& out : outputs_) out.queues.resize(static_cast<size_t>(vcs_));
   for (int o = 0; o < xports_; ++o)
     for (int v = 0; v < vcs_; ++v) update_fits(o, v);
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.

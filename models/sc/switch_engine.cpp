@@ -274,7 +274,8 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
 void Switch::wide_grants(int i, Ps e, Ps& wake) {
   Input& in = inputs_[static_cast<size_t>(i)];
   if (in.pending == 0 || queueing_ != Queueing::kVoq) return;
-  if (in_busy_[static_cast<size_t>(i)] > e && in.edge_at != e) return;  // still busy from an earlier edge
+  // Still busy from an earlier edge:
+  if (in_busy_[static_cast<size_t>(i)] > e && in.edge_at != e) return;
   if (in.edge_at != e) {
     in.edge_at = e;
     in.edge_bytes = 0;
