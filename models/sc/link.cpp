@@ -12,14 +12,12 @@ Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per
     : name_(std::move(name)),
       flit_ps_(flit_ps),
       latency_ps_(latency_ps),
-      window_(window),
-      returning_(static_cast<size_t>(vcs), 0),
-      flits_outstanding_(static_cast<size_t>(vcs), 0) {
+      window_(window) {
   if (latency_ps_ == 0) throw InvariantError(name_ + ": link latency must be positive");
   lanes_total_ = lanes_ = lanes;
   flit_ps_full_ = flit_ps_;
   for (int v = 0; v < vcs; ++v)
-    credits_.emplace_back(name_ + ".vc" + std::to_string(v), credits_per_vc);
+    vc_.push_back(VcCredits{CreditCounter(name_ + ".vc" + std::to_string(v), credits_per_vc), 0, 0});
 }
 
 void Link::bind_tx(TimedModule* module, std::uint32_t port) {
@@ -36,8 +34,8 @@ void Link::bind_rx(TimedModule* module, std::uint32_t port, bool deliver_at_tail
 void Link::send(PacketId id, Packet& p, Ps start) {
   if (start < free_at_)
     throw InvariantError(name_ + ": packet sent while the link is still serialising");
-  if (p.vc >= credits_.size()) throw InvariantError(name_ + ": packet on a VC the link lacks");
-  credits_[p.vc].take(p.flits);
+  if (p.vc >= vc_.size()) throw InvariantError(name_ + ": packet on a VC the link lacks");
+  vc_[p.vc].pool.take(p.flits);
   const Ps ser = serialization_ps(p.flits);
   // With errors, the packet may need several transmissions: `s` is the
   // start of the one that arrives intact.
@@ -50,7 +48,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     flits_sent_ += p.flits;
   }
   ++in_flight_;
-  flits_outstanding_[p.vc] += p.flits;
+  vc_[p.vc].outstanding += p.flits;
   if (wave_) {
     wave_->set(w_valid_, s, 1);
     wave_->set(w_valid_, free_at_, 0);
@@ -158,10 +156,11 @@ Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
 
 void Link::return_credits(int vc, int flits, Ps when) {
   const auto v = static_cast<size_t>(vc);
-  flits_outstanding_[v] -= flits;
-  if (flits_outstanding_[v] < 0)
+  VcCredits& c = vc_[v];
+  c.outstanding -= flits;
+  if (c.outstanding < 0)
     throw InvariantError(name_ + ": receiver returned credits for flits that never crossed");
-  returning_[v] += flits;
+  c.returning += flits;
   last_freed_ = std::max(last_freed_, when);
   const Ps t = when + latency_ps_ + rel_.fec_ps;  // credits ride the reverse link (FEC too)
   if (wave_) wave_->add(w_credits_[v], t, flits);
@@ -207,8 +206,9 @@ void Link::wait_for_credits() {
 }
 
 void Link::credits_arrived(int vc, int flits) {
-  returning_[static_cast<size_t>(vc)] -= flits;
-  credits_[static_cast<size_t>(vc)].give(flits);
+  VcCredits& c = vc_[static_cast<size_t>(vc)];
+  c.returning -= flits;
+  c.pool.give(flits);
 }
 
 void Link::set_stalled(Ps t, bool stalled) {
@@ -228,9 +228,9 @@ void Link::trace(WaveTrace& w) {
   w_vc_ = w.signal(name_ + ".vc", 4, 0, false);
   w_packet_ = w.signal(name_ + ".packet", 32, 0, false);
   w_credits_.clear();
-  for (std::size_t v = 0; v < credits_.size(); ++v)
+  for (std::size_t v = 0; v < vc_.size(); ++v)
     w_credits_.push_back(w.signal(name_ + ".credits_vc" + std::to_string(v), 16,
-                                  credits_[v].available()));
+                                  vc_[v].pool.available()));
 }
 
 double Link::utilization() const {
@@ -246,14 +246,15 @@ Ps Link::credit_stall_ps() const { return stall_in_window_; }
 namespace fabricsim {
 
 void Link::check_credit_conservation() const {
-  for (size_t v = 0; v < credits_.size(); ++v) {
-    const int sum = credits_[v].available() + returning_[v] + flits_outstanding_[v];
-    if (sum != credits_[v].capacity())
+  for (size_t v = 0; v < vc_.size(); ++v) {
+    const VcCredits& c = vc_[v];
+    const int sum = c.pool.available() + c.returning + c.outstanding;
+    if (sum != c.pool.capacity())
       throw InvariantError(name_ + ".vc" + std::to_string(v) + ": credits not conserved: " +
-                           std::to_string(credits_[v].available()) + " available + " +
-                           std::to_string(returning_[v]) + " returning + " +
-                           std::to_string(flits_outstanding_[v]) + " outstanding != pool " +
-                           std::to_string(credits_[v].capacity()));
+                           std::to_string(c.pool.available()) + " available + " +
+                           std::to_string(c.returning) + " returning + " +
+                           std::to_string(c.outstanding) + " outstanding != pool " +
+                           std::to_string(c.pool.capacity()));
   }
 }
 

@@ -105,8 +105,8 @@ class Link {
   Ps latency_ps() const { return latency_ps_; }
   Ps serialization_ps(int flits) const { return static_cast<Ps>(flits) * flit_ps_; }
   Ps free_at() const { return free_at_; }
-  int vcs() const { return static_cast<int>(credits_.size()); }
-  const CreditCounter& credits(int vc) const { return credits_[static_cast<size_t>(vc)]; }
+  int vcs() const { return static_cast<int>(vc_.size()); }
+  const CreditCounter& credits(int vc) const { return vc_[static_cast<size_t>(vc)].pool; }
   // Absorbs the credits returned by `now`, then: can `flits` of `vc` go?
   // With go-back-N, the replay buffer must have room for the packet too.
   bool has_credits(int vc, int flits, Ps now) {
@@ -161,9 +161,9 @@ class Link {
   // Every transmission started, whole run (the watchdog's sign of life).
   std::uint64_t transmissions() const { return transmissions_; }
   // Credits of `vc` on their way back to the transmitter.
-  int credits_returning(int vc) const { return returning_[static_cast<size_t>(vc)]; }
+  int credits_returning(int vc) const { return vc_[static_cast<size_t>(vc)].returning; }
   // Flits sent on `vc` whose credits the receiver has not returned yet.
-  int flits_outstanding(int vc) const { return flits_outstanding_[static_cast<size_t>(vc)]; }
+  int flits_outstanding(int vc) const { return vc_[static_cast<size_t>(vc)].outstanding; }
   // Throws unless, per VC, available + returning + outstanding == pool size.
   void check_credit_conservation() const;
   void finish(Ps end);  // closes an open stall interval
@@ -217,12 +217,17 @@ class Link {
     int vc;
     int flits;
   };
-  std::vector<CreditCounter> credits_;
+  // A VC's credit state in one place: a packet sent and its credits coming
+  // back touch all three (one cache line, not three).
+  struct VcCredits {
+    CreditCounter pool;   // credits the transmitter may use
+    int returning = 0;    // freed by the receiver, still on the way back
+    int outstanding = 0;  // flits sent and not yet freed by the receiver
+  };
+  std::vector<VcCredits> vc_;
   Ring<Return> returns_;  // in arrival-time order
   bool tx_waiting_ = false;
   Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
-  std::vector<int> returning_;
-  std::vector<int> flits_outstanding_;
   TimedModule* tx_ = nullptr;
   std::uint32_t tx_port_ = 0;
   TimedModule* rx_ = nullptr;
