@@ -17,7 +17,7 @@ Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per
   lanes_total_ = lanes_ = lanes;
   flit_ps_full_ = flit_ps_;
   for (int v = 0; v < vcs; ++v)
-    vc_.push_back(VcCredits{CreditCounter(name_ + ".vc" + std::to_string(v), credits_per_vc), 0, 0});
+    vc_.push_back({CreditCounter(name_ + ".vc" + std::to_string(v), credits_per_vc)});
 }
 
 void Link::bind_tx(TimedModule* module, std::uint32_t port) {
