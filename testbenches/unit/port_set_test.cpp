@@ -51,6 +51,84 @@ TEST(PortSet, AgainstAVectorOfBools) {
   }
 }
 
+// The word-wise operations take three paths (one word, inline words,
+// heap words): each against a bit-by-bit reference at sizes on either side
+// of the boundaries.
+TEST(PortSet, WordOperationsAgainstBitByBit) {
+  Rng rng(5);
+  for (int n : {1, 40, 64, 65, 128, 200, 256, 257, 1024}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const double density = trial % 4 == 0 ? 0.02 : 0.5;  // sparse sets test any()
+      PortSet a(n), b(n), c(n);
+      for (int i = 0; i < n; ++i) {
+        if (rng.bernoulli(density)) a.set(i);
+        if (rng.bernoulli(density)) b.set(i);
+        if (rng.bernoulli(0.5)) c.set(i);
+      }
+      auto bits = [&](const PortSet& s) {
+        std::vector<bool> v(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = s.test(i);
+        return v;
+      };
+      const std::vector<bool> ra = bits(a), rb = bits(b), rc = bits(c);
+      auto expect = [&](const PortSet& got, auto f, const char* what) {
+        for (int i = 0; i < n; ++i) {
+          const auto k = static_cast<size_t>(i);
+          ASSERT_EQ(got.test(i), f(ra[k], rb[k], rc[k])) << what << " n=" << n << " i=" << i;
+        }
+        std::vector<int> seen;
+        got.for_each([&](int i) { seen.push_back(i); });
+        ASSERT_EQ(static_cast<int>(seen.size()), got.count()) << what;
+        ASSERT_EQ(got.any(), got.count() > 0) << what;
+      };
+      PortSet x = a;
+      x &= b;
+      expect(
+          x, [](bool p, bool q, bool) { return p && q; }, "&=");
+      x = a;
+      x |= b;
+      expect(
+          x, [](bool p, bool q, bool) { return p || q; }, "|=");
+      x = a;
+      x.subtract(b);
+      expect(
+          x, [](bool p, bool q, bool) { return p && !q; }, "subtract");
+      x = c;
+      x.assign_and(a, b);
+      expect(
+          x, [](bool p, bool q, bool) { return p && q; }, "assign_and");
+      x = c;
+      x.or_and(a, b);
+      expect(
+          x, [](bool p, bool q, bool r) { return r || (p && q); }, "or_and");
+      x = c;
+      x.assign_andnot(a, b);
+      expect(
+          x, [](bool p, bool q, bool) { return p && !q; }, "assign_andnot");
+      bool meet = false, outside = false;
+      for (int i = 0; i < n; ++i) {
+        const auto k = static_cast<size_t>(i);
+        meet = meet || (ra[k] && rb[k]);
+        outside = outside || (ra[k] && !rb[k]);
+      }
+      EXPECT_EQ(a.intersects(b), meet) << n;
+      EXPECT_EQ(a.has_bits_outside(b), outside) << n;
+      for (int from = 0; from < n; from += 7) {
+        int want = PortSet::kNone;
+        for (int i = from; i < n && want == PortSet::kNone; ++i)
+          if (ra[static_cast<size_t>(i)]) want = i;
+        EXPECT_EQ(a.find_next(from), want) << n << " " << from;
+      }
+    }
+    PortSet e(n);
+    EXPECT_FALSE(e.any());
+    e.fill();
+    EXPECT_EQ(e.count(), n);
+    e.clear();
+    EXPECT_FALSE(e.any());
+  }
+}
+
 TEST(PortSet, FillTrimsBeyondSize) {
   PortSet s(70);
   s.fill();
