@@ -25,7 +25,15 @@ class PortSet {
     if (nw_ > kInline) heap_.assign(nw_, 0);
   }
   PortSet(const PortSet& o) = default;
-  PortSet& operator=(const PortSet& o) = default;
+  // Switches copy sets into scratch sets at every allocation: inline words
+  // are copied without the (empty) heap vector's assignment call.
+  PortSet& operator=(const PortSet& o) {
+    size_ = o.size_;
+    nw_ = o.nw_;
+    inline_ = o.inline_;
+    if (nw_ > kInline || !heap_.empty()) heap_ = o.heap_;
+    return *this;
+  }
   PortSet(PortSet&& o) = default;
   PortSet& operator=(PortSet&& o) = default;
 
