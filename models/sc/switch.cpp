@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "models/core/errors.hpp"
 
 namespace fabricsim {
 
 Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-               PacketPool& pool, Window window, int ports,
-               std::vector<std::vector<int>> routes, PayloadPool* payloads,
-               std::unique_ptr<AluBackend> alu)
+               PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes,
+               PayloadPool* payloads, std::unique_ptr<AluBackend> alu)
     : TimedModule(name, scheduler),
       ports_(ports),
       engine_port_(uses_reduction_engine(cfg) ? ports : -1),
@@ -39,8 +39,9 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       allocator_(make_allocator(cfg.sw.allocator, xports_, xports_,
                                 static_cast<int>(cfg.sw.iterations),
                                 static_cast<std::uint64_t>(cfg.sim.seed))),
-      requests_(xports_, xports_,
-                queueing_ == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
+      requests_(
+          xports_, xports_,
+          queueing_ == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
       match_(xports_, xports_),
       active_(xports_),
       out_free_(xports_),
@@ -51,6 +52,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       sending_out_(xports_),
       col_(queueing_ == Queueing::kVoq ? static_cast<size_t>(vcs_ * xports_) : 0, PortSet(xports_)),
       requested_(static_cast<size_t>(vcs_), PortSet(xports_)),
+      col_min_flits_(col_.size(), 0),
+      stalled_(static_cast<size_t>(vcs_), PortSet(xports_)),
       free_in_(xports_),
       free_requested_(xports_),
       busy_requested_(xports_),
@@ -115,17 +118,33 @@ void Switch::enqueue_input(int port, PacketId id) {
     PacketQueue& q = voq(in, p.vc, p.out_port);
     if (q.empty() && is_engine_port(p.out_port)) set_engine_head(in, p.vc, p.out_port, id);
     q.push(pool_, id);
-    voq_filled(port, p.vc, p.out_port);
+    voq_filled(port, p.vc, p.out_port, p.flits);
   }
   ++in.pending;
   ++pending_total_;
   active_.set(port);
 }
 
-void Switch::voq_filled(int i, int vc, int o) {
+void Switch::voq_filled(int i, int vc, int o, int flits) {
   inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].set(o);
-  col_[static_cast<size_t>(vc * xports_ + o)].set(i);
+  PortSet& c = col_[static_cast<size_t>(vc * xports_ + o)];
+  // Pushed at the back: it is the head only if the queue was empty.
+  if (!c.test(i)) head_joined(vc, o, flits);
+  c.set(i);
   requested_[static_cast<size_t>(vc)].set(o);
+}
+
+int Switch::col_min_flits(int vc, int o) {
+  int& m = col_min_flits_[static_cast<size_t>(vc * xports_ + o)];
+  if (m == 0) {
+    int least = std::numeric_limits<int>::max();
+    col_[static_cast<size_t>(vc * xports_ + o)].for_each([&](int i) {
+      least = std::min(least, head_flits(inputs_[static_cast<size_t>(i)], vc, o));
+    });
+    if (least == std::numeric_limits<int>::max()) return least;  // no head: nothing to keep
+    m = least;
+  }
+  return m;
 }
 
 void Switch::voq_emptied(int i, int vc, int o) {
@@ -136,7 +155,9 @@ void Switch::voq_emptied(int i, int vc, int o) {
   if (!c.any()) requested_[static_cast<size_t>(vc)].reset(o);
 }
 
-void Switch::connect_input(int port, Link* in) { inputs_[static_cast<size_t>(port)].link = in; }
+void Switch::connect_input(int port, Link* in) {
+  inputs_[static_cast<size_t>(port)].link = in;
+}
 void Switch::connect_output(int port, Link* out) {
   outputs_[static_cast<size_t>(port)].link = out;
 }
@@ -227,11 +248,25 @@ void Switch::check_end_of_run(Ps end) {
       for (std::size_t k = 0; k < out.sending.size(); ++k)
         if (out.sending[k].vc == v) held += out.sending[k].flits;
       if (held != output_buffer_flits_)
-        throw InvariantError(out.link->name() + ".vc" + std::to_string(v) +
-                             ": output buffer not conserved: free + queued + sending = " +
-                             std::to_string(held) + " flits, capacity " +
-                             std::to_string(output_buffer_flits_));
+        throw InvariantError(
+            out.link->name() + ".vc" + std::to_string(v) +
+            ": output buffer not conserved: free + queued + sending = " + std::to_string(held) +
+            " flits, capacity " + std::to_string(output_buffer_flits_));
     }
+  }
+  // The smallest heads allocation passes outputs over by must be the queues'.
+  for (size_t k = 0; k < col_min_flits_.size(); ++k) {
+    const int v = static_cast<int>(k) / xports_, o = static_cast<int>(k) % xports_;
+    int least = 0;
+    col_[k].for_each([&](int i) {
+      const int f = head_flits(inputs_[static_cast<size_t>(i)], v, o);
+      least = least == 0 ? f : std::min(least, f);
+    });
+    if (col_min_flits_[k] != 0 && col_min_flits_[k] != least)
+      throw InvariantError("vc" + std::to_string(v) + " -> out" + std::to_string(o) +
+                           ": smallest waiting head recorded as " +
+                           std::to_string(col_min_flits_[k]) + " flits, the queues hold " +
+                           std::to_string(least));
   }
   if (slots_held_ > mc_originals_ + engine_inflight_)
     throw InvariantError("reduction engine holds " + std::to_string(slots_held_) +
@@ -312,8 +347,8 @@ void Switch::leave_input(Input& in, int vc, int flits, Ps t_in, Ps t_out) {
   in.departures.push_back(
       Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
   if (in.link == nullptr) return;  // the engine's input: no buffer, no credits
-  in.occ_integral +=
-      static_cast<double>(flits) * static_cast<double>(overlap(t_in, t_out, window_.begin, window_.end));
+  in.occ_integral += static_cast<double>(flits) *
+                     static_cast<double>(overlap(t_in, t_out, window_.begin, window_.end));
   if (wave_) wave_->add(in.w_occupancy, t_out, -flits);
   in.link->return_credits(vc, flits, t_out);
 }
@@ -341,7 +376,8 @@ int Switch::route(int dst, std::uint64_t addr) const {
   if (r.size() > 1 && !align_.empty()) {
     // The link the destination would pick for this address, if it is one of ours.
     const auto [first, total] = align_[static_cast<size_t>(dst)];
-    const auto l = static_cast<int>((addr / stripe_bytes_) % static_cast<std::uint64_t>(total)) - first;
+    const auto l =
+        static_cast<int>((addr / stripe_bytes_) % static_cast<std::uint64_t>(total)) - first;
     if (l >= 0 && l < static_cast<int>(r.size())) o = r[static_cast<size_t>(l)];
   }
   if (!any_down_ || !outputs_[static_cast<size_t>(o)].link->down()) return o;
@@ -351,7 +387,8 @@ int Switch::route(int dst, std::uint64_t addr) const {
     if (!outputs_[static_cast<size_t>(k)].link->down()) alive.push_back(k);
   if (alive.empty()) {
     std::string links;
-    for (int k : r) links += (links.empty() ? "" : ", ") + outputs_[static_cast<size_t>(k)].link->name();
+    for (int k : r)
+      links += (links.empty() ? "" : ", ") + outputs_[static_cast<size_t>(k)].link->name();
     throw InvariantError(std::string(name()) + ": no path to endpoint " + std::to_string(dst) +
                          ": every link toward it is down (" + links + ")");
   }
@@ -386,12 +423,14 @@ void Switch::output_down(int o) {
         if (q.empty()) continue;
         std::vector<PacketId> moved;
         while (!q.empty()) moved.push_back(q.pop(pool_));
+        col_min_flits_[static_cast<size_t>(v * xports_ + o)] = 0;
+        stalled_[static_cast<size_t>(v)].reset(o);
         voq_emptied(i, v, o);
         for (PacketId id : moved) {
           Packet& p = pool_.get(id);
           p.out_port = route(p.dst, p.addr);
           voq(in, v, p.out_port).push(pool_, id);
-          voq_filled(i, v, p.out_port);
+          voq_filled(i, v, p.out_port, p.flits);
         }
       }
     }
@@ -433,8 +472,7 @@ void Switch::diagnose(Stuck& out) const {
       const Output& ot = outputs_[static_cast<size_t>(o)];
       if (in.link && ot.link) out.waits.emplace_back(in.link, ot.link);
       std::string space;
-      for (int v = 0; v < vcs_; ++v)
-        space += (v ? "/" : "") + std::to_string(this->space(o, v));
+      for (int v = 0; v < vcs_; ++v) space += (v ? "/" : "") + std::to_string(this->space(o, v));
       outs += " (output buffer free " + space + " flits per VC)";
     }
     out.lines.push_back(base + ".in" + std::to_string(i) +
@@ -449,13 +487,13 @@ void Switch::diagnose(Stuck& out) const {
       if (q.empty() || ot.link == nullptr) continue;
       const Packet& h = pool_.get(q.front());
       const Link& l = *ot.link;
-      out.lines.push_back(
-          l.name() + " vc" + std::to_string(v) + ": " + std::to_string(q.size()) +
-          " packets waiting for the link; first " + describe(q.front()) + " needs " +
-          std::to_string(h.flits) + " credits, has " + std::to_string(l.credits(static_cast<int>(v)).available()) +
-          " (" + std::to_string(l.flits_outstanding(static_cast<int>(v))) +
-          " flits held by the receiver, " + std::to_string(l.credits_returning(static_cast<int>(v))) +
-          " returning)");
+      out.lines.push_back(l.name() + " vc" + std::to_string(v) + ": " + std::to_string(q.size()) +
+                          " packets waiting for the link; first " + describe(q.front()) +
+                          " needs " + std::to_string(h.flits) + " credits, has " +
+                          std::to_string(l.credits(static_cast<int>(v)).available()) + " (" +
+                          std::to_string(l.flits_outstanding(static_cast<int>(v))) +
+                          " flits held by the receiver, " +
+                          std::to_string(l.credits_returning(static_cast<int>(v))) + " returning)");
     }
   }
 }
@@ -470,7 +508,8 @@ void Switch::arrive(PacketId id, int port) {
   // spread evenly and each address always takes the same path (in order).
   const bool multicast = p.kind == PacketKind::kMcStore && !mc_via_engine_;
   if (to_engine(p.kind) || (p.kind == PacketKind::kMcStore && mc_via_engine_)) {
-    if (!has_engine()) throw InvariantError("a reduction request reached a switch without an engine");
+    if (!has_engine())
+      throw InvariantError("a reduction request reached a switch without an engine");
     p.out_port = engine_port_for(p.addr);
   } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
@@ -481,15 +520,17 @@ void Switch::arrive(PacketId id, int port) {
   }
   if (log_.packet(p))
     log("in" + std::to_string(port) + " takes " + describe(p) + " -> " +
-        (multicast ? std::string("replicated to group ") + std::to_string(p.group)
-                   : (has_engine() && p.out_port >= engine_port_ ? "the reduction engine"
-                                                                 : "out" + std::to_string(p.out_port))));
+        (multicast
+             ? std::string("replicated to group ") + std::to_string(p.group)
+             : (has_engine() && p.out_port >= engine_port_ ? "the reduction engine"
+                                                           : "out" + std::to_string(p.out_port))));
   apply_departures(in, t);
   int& occ = in.occupancy[p.vc];
   if (occ + p.flits > in_capacity_per_vc_)
     throw InvariantError(in.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
                          " (" + std::to_string(occ) + " + " + std::to_string(p.flits) + " > " +
-                         std::to_string(in_capacity_per_vc_) + " flits): credits were not honoured");
+                         std::to_string(in_capacity_per_vc_) +
+                         " flits): credits were not honoured");
   occ += p.flits;
   in.total_occ += p.flits;
   if (wave_) wave_->add(in.w_occupancy, t, p.flits);
@@ -584,7 +625,8 @@ void Switch::allocate(Ps e) {
     const Input& in = inputs_[static_cast<size_t>(i)];
     if (in.pending > 0) wake = std::min(wake, in_busy_[static_cast<size_t>(i)]);
   }
-  for (int i = std::max(engine_port_, 0); engine_port_ >= 0 && i < xports_; ++i) wide_grants(i, e, wake);
+  for (int i = std::max(engine_port_, 0); engine_port_ >= 0 && i < xports_; ++i)
+    wide_grants(i, e, wake);
   for (Share& sh : share_) {  // what was not used lapses
     for (int i : sh.given_list) sh.given[static_cast<size_t>(i)] = -1;
     sh.given_list.clear();
@@ -639,6 +681,7 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
          o = busy_requested_.find_next(o + 1))
       waits_for_busy = col_[static_cast<size_t>(v * xports_ + o)].intersects(free_in_);
     free_requested_.assign_and(requested, out_free_);
+    free_requested_.subtract(stalled_[static_cast<size_t>(v)]);
     free_requested_.for_each([&](int o) {
       scratch_.assign_and(col_[static_cast<size_t>(v * xports_ + o)], free_in_);
       if (!scratch_.any()) return;
@@ -647,6 +690,16 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
         return;
       }
       Output& out = outputs_[static_cast<size_t>(o)];
+      if (!is_engine_port(o) && col_min_flits(v, o) > space(o, v)) {
+        // No head waiting for o fits its buffer, whichever inputs are free:
+        // what the loop below would conclude, without visiting each head.
+        if (!space_waiter_[static_cast<size_t>(o)]) {
+          space_waiter_[static_cast<size_t>(o)] = 1;
+          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
+        }
+        stalled_[static_cast<size_t>(v)].set(o);
+        return;
+      }
       if (is_engine_port(o)) {
         const auto k = static_cast<size_t>(v * engine_ports_ + o - engine_port_);
         engine_scratch_.assign_and(engine_class_[kNeedNone][k], free_in_);
@@ -735,8 +788,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     // A head needing an engine resource goes only where share_engine gave one.
     bool ok;
     if (is_engine_port(o)) {  // (no lazy copies: copies go to link outputs)
-      const PacketQueue& q = queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)]
-                                                         : voq(in, v, o);
+      const PacketQueue& q =
+          queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)] : voq(in, v, o);
       const Need n = engine_need(pool_.get(q.front()));
       ok = n == kNeedNone || share_[n].given[static_cast<size_t>(i)] == o;
     } else {
@@ -750,8 +803,15 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
       queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
   if (queueing_ == Queueing::kVoq) voq_head(in, vc, o);  // a lazy copy is made now
   const PacketId id = q.pop(pool_);
-  if (queueing_ == Queueing::kVoq && voq_empty(in, vc, o)) voq_emptied(i, vc, o);
-  if (queueing_ == Queueing::kVoq && !q.empty() && is_engine_port(o)) set_engine_head(in, vc, o, q.front());
+  if (queueing_ == Queueing::kVoq) {
+    head_left(vc, o, pool_.get(id).flits);
+    if (voq_empty(in, vc, o))
+      voq_emptied(i, vc, o);
+    else
+      head_joined(vc, o, head_flits(in, vc, o));
+  }
+  if (queueing_ == Queueing::kVoq && !q.empty() && is_engine_port(o))
+    set_engine_head(in, vc, o, q.front());
   Packet& p = pool_.get(id);
   // The tail arrives at the input's own link rate (a degraded link is slower).
   const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : flit_ps_;
@@ -875,6 +935,8 @@ void Switch::release_space(int o, Ps t) {
     released = true;
   }
   out_gone_[static_cast<size_t>(o)] = out.sending.empty() ? kNever : out.sending.front().tail_gone;
+  if (released)  // space, and the waiter cleared below: look at o again on every VC
+    for (PortSet& st : stalled_) st.reset(o);
   if (out.sending.empty()) sending_out_.reset(o);
   if (released && space_waiter_[static_cast<size_t>(o)]) {
     space_waiter_[static_cast<size_t>(o)] = 0;

@@ -32,9 +32,9 @@
 
 #include "models/core/allocator.hpp"
 #include "models/core/alu_backend.hpp"
+#include "models/core/config.hpp"
 #include "models/core/fold_trace.hpp"
 #include "models/core/key_set.hpp"
-#include "models/core/config.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
 #include "models/core/ring.hpp"
@@ -74,10 +74,10 @@ class Switch : public TimedModule {
     std::uint64_t contributions = 0;  // contributions folded (in the window)
     double occupancy_integral = 0;    // entries x ps (window)
     int max_occupancy = 0;
-    int max_slots = 0;                // replication slots held at once (window)
-    double wait_sum_ns = 0;           // first to last contribution, per completed entry
+    int max_slots = 0;       // replication slots held at once (window)
+    double wait_sum_ns = 0;  // first to last contribution, per completed entry
     double wait_max_ns = 0;
-    Ps alu_busy = 0;                  // ps (window)
+    Ps alu_busy = 0;  // ps (window)
   };
   const EngineStats& engine_stats() const { return engine_stats_; }
   int engine_entries_in_use() const { return static_cast<int>(table_.size()); }
@@ -137,7 +137,7 @@ class Switch : public TimedModule {
   double mean_input_occupancy(int port) const;  // flits, time-averaged
   int max_input_occupancy(int port) const { return inputs_[static_cast<size_t>(port)].max_occ; }
   std::uint64_t allocation_cycles() const { return alloc_cycles_; }  // in the window
-  std::uint64_t grants() const { return grants_; }                  // in the window
+  std::uint64_t grants() const { return grants_; }                   // in the window
 
  protected:
   void handle(const Item& item) override;
@@ -146,18 +146,18 @@ class Switch : public TimedModule {
  private:
   enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17, kItemEngine = 18 };
   struct Entry {
-    int next_member = 0;              // fold position (members folded so far)
-    PayloadId acc = kNoPayload;       // the running result
-    std::vector<PayloadId> early;     // contributions that came before their turn
-    std::vector<bool> seen;           // reduction.order=arrival: members folded
-    Ps first = 0;                     // first contribution folded in
+    int next_member = 0;           // fold position (members folded so far)
+    PayloadId acc = kNoPayload;    // the running result
+    std::vector<PayloadId> early;  // contributions that came before their turn
+    std::vector<bool> seen;        // reduction.order=arrival: members folded
+    Ps first = 0;                  // first contribution folded in
     bool started = false;
     std::uint16_t group = 0;
     std::uint32_t bytes = 0;
     std::uint8_t vc = 0;
-    bool pull = false;             // ld_reduce: answer the requester only
+    bool pull = false;  // ld_reduce: answer the requester only
     std::int32_t requester = -1;
-    RedOp redop = RedOp::kSum;     // from the packet that opened the entry
+    RedOp redop = RedOp::kSum;  // from the packet that opened the entry
     DType dtype = DType::kFp32;
   };
   static std::uint64_t entry_key(const Packet& p) {
@@ -204,9 +204,9 @@ class Switch : public TimedModule {
   // with the serial number it would have had: same timing, same traces.
   struct LazyCopy {
     PacketId original;
-    std::int32_t member;      // destination endpoint
+    std::int32_t member;  // destination endpoint
     std::uint64_t serial;
-    int flits;                // the original's (allocation tests it without the packet)
+    int flits;  // the original's (allocation tests it without the packet)
   };
   struct Departure {
     Ps t;
@@ -215,25 +215,25 @@ class Switch : public TimedModule {
   };
   struct Input {
     Link* link = nullptr;
-    std::uint32_t pending = 0;            // packets waiting for allocation
-    std::vector<PacketQueue> queues;      // fifo: [vc]; voq: [vc * ports + out]
+    std::uint32_t pending = 0;        // packets waiting for allocation
+    std::vector<PacketQueue> queues;  // fifo: [vc]; voq: [vc * ports + out]
     // voq: [vc * ports + out] multicast copies not made yet, queued behind
     // the packets of `queues` (a packet joining a queue first makes them).
     std::vector<Ring<LazyCopy>> lazy;
-    std::vector<PortSet> nonempty;        // voq: [vc] outputs with a packet queued
-    std::vector<int> occupancy;           // [vc] flits held, departures applied
-    Ring<Departure> departures;           // future frees, in time order
+    std::vector<PortSet> nonempty;  // voq: [vc] outputs with a packet queued
+    std::vector<int> occupancy;     // [vc] flits held, departures applied
+    Ring<Departure> departures;     // future frees, in time order
     int total_occ = 0;
-    int mc_held_flits = 0;                // flits of multicast originals not yet fully sent
+    int mc_held_flits = 0;  // flits of multicast originals not yet fully sent
     int max_occ = 0;
-    double occ_integral = 0;              // flit*ps inside the window
+    double occ_integral = 0;  // flit*ps inside the window
     int vc_ptr = 0;
     // An engine port's input: data it started sending at edge `edge_at`.
     Ps edge_at = kNever;
     std::int64_t edge_bytes = 0;
-    PacketId edge_parent = kNoPacket;     // multicast original whose data it sent then
-    int out_ptr = 0;                      // engine input: where wide grants look first
-    int w_occupancy = -1;                 // waveform signal id
+    PacketId edge_parent = kNoPacket;  // multicast original whose data it sent then
+    int out_ptr = 0;                   // engine input: where wide grants look first
+    int w_occupancy = -1;              // waveform signal id
     // voq: [vc * engine ports + k] kind and table key of the head of the VOQ
     // to engine port k: what engine_class_ and heads_by_key_ were filed by.
     std::vector<std::pair<PacketKind, std::uint64_t>> engine_heads;
@@ -245,8 +245,8 @@ class Switch : public TimedModule {
   };
   struct Output {
     Link* link = nullptr;
-    std::vector<PacketQueue> queues;      // [vc] waiting for the link
-    Ring<Sending> sending;                // on the link, space not yet released
+    std::vector<PacketQueue> queues;  // [vc] waiting for the link
+    Ring<Sending> sending;            // on the link, space not yet released
     int vc_ptr = 0;
     Ps try_at = kNever;
   };
@@ -295,13 +295,29 @@ class Switch : public TimedModule {
       sh.wanted.push_back({i, v, o});
       return;
     }
-    sh.ask_bits[static_cast<size_t>(i)] |= std::uint64_t{1} << (v * engine_ports_ + o - engine_port_);
+    sh.ask_bits[static_cast<size_t>(i)] |= std::uint64_t{1}
+                                           << (v * engine_ports_ + o - engine_port_);
     sh.askers.set(i);
   }
-  // Input i's VOQ (vc, o) became non-empty / empty: its `nonempty` set,
-  // col_ and requested_ follow.
-  void voq_filled(int i, int vc, int o);
+  // A packet of `flits` joined input i's VOQ (vc, o) / the VOQ emptied:
+  // its `nonempty` set, col_, requested_ and the column's heads follow.
+  void voq_filled(int i, int vc, int o, int flits);
   void voq_emptied(int i, int vc, int o);
+  // The fewest flits of any head waiting for o on vc (its column of col_
+  // is not empty), computed from the heads when not known.
+  int col_min_flits(int vc, int o);
+  // A head of `flits` joined / left the column (vc, o): the known minimum
+  // follows, or is forgotten when the smallest may have left.
+  void head_joined(int vc, int o, int flits) {
+    int& m = col_min_flits_[static_cast<size_t>(vc * xports_ + o)];
+    if (m != 0 && flits >= m) return;
+    if (m != 0) m = flits;
+    stalled_[static_cast<size_t>(vc)].reset(o);  // it may fit where the others did not
+  }
+  void head_left(int vc, int o, int flits) {
+    int& m = col_min_flits_[static_cast<size_t>(vc * xports_ + o)];
+    if (flits == m) m = 0;
+  }
   // Grants `out` to `in` (on VC `only_vc` if >= 0). Returns the multicast
   // original whose other copies may fan out in the same traversal, or kNoPacket.
   PacketId grant(int in, int out, Ps edge, int only_vc = -1);
@@ -352,7 +368,7 @@ class Switch : public TimedModule {
   const int ports_;
   const int engine_port_;  // first engine port (== ports_) with a reduction engine, else -1
   const int engine_ports_;
-  const int xports_;       // crossbar ports: link ports (+ the engine's)
+  const int xports_;  // crossbar ports: link ports (+ the engine's)
   const std::vector<std::vector<int>> routes_;
   PayloadPool* payloads_;
   std::vector<std::vector<int>> groups_;
@@ -372,9 +388,9 @@ class Switch : public TimedModule {
   // Read for every active input and busy output at each allocation: kept
   // dense, apart from the large Input and Output records (a cache line per
   // port otherwise, the largest source of cache misses on nvl72).
-  std::vector<Ps> in_busy_;   // [input] crossbar input busy until
-  std::vector<Ps> out_busy_;  // [output] crossbar output port busy until
-  std::vector<Ps> out_gone_;  // [output] tail_gone of sending.front(), kNever if none
+  std::vector<Ps> in_busy_;     // [input] crossbar input busy until
+  std::vector<Ps> out_busy_;    // [output] crossbar output port busy until
+  std::vector<Ps> out_gone_;    // [output] tail_gone of sending.front(), kNever if none
   std::vector<int> out_space_;  // [output * vcs + vc] free output-buffer flits
   // [output] an allocation is blocked on its buffer space (out_try wakes it)
   std::vector<std::uint8_t> space_waiter_;
@@ -384,12 +400,12 @@ class Switch : public TimedModule {
   PortSet active_;    // inputs with pending packets
   PortSet out_free_;  // scratch: outputs whose crossbar port is free this edge
   PortSet scratch_;
-  PortSet matched_out_;             // scratch: outputs matched this edge
+  PortSet matched_out_;  // scratch: outputs matched this edge
   // Kept up to date as ports change, so an allocation costs what changed, not
   // the switch's width (at low load most outputs are idle and full of space):
-  std::vector<PortSet> fits_any_;   // [vc] link outputs whose buffer takes a largest packet
-  PortSet busy_out_;                // outputs whose crossbar port may be busy (out_busy_ set)
-  PortSet sending_out_;             // outputs with packets leaving (space to give back)
+  std::vector<PortSet> fits_any_;  // [vc] link outputs whose buffer takes a largest packet
+  PortSet busy_out_;               // outputs whose crossbar port may be busy (out_busy_ set)
+  PortSet sending_out_;            // outputs with packets leaving (space to give back)
   // voq: the column view of the inputs' `nonempty` sets. col_[vc * xports_ + o]:
   // inputs with a packet queued for o on vc; requested_[vc]: outputs some
   // input has a packet for. On a loaded wide switch most waiting inputs wait
@@ -397,6 +413,17 @@ class Switch : public TimedModule {
   // waiting input and VC (nvl72 NVLS: 60 free inputs, 2 grants an edge).
   std::vector<PortSet> col_;
   std::vector<PortSet> requested_;
+  // voq: [vc * xports_ + o] the fewest flits of any head in col_'s column,
+  // 0 when not known. An output with less free space than every head
+  // waiting for it is passed over without visiting each head (nvl72 NVLS
+  // with full engine tables: about 50 heads an allocation, none fitting).
+  // Kept as heads join and leave; recomputed only after the smallest left.
+  std::vector<int> col_min_flits_;
+  // voq: [vc] outputs found with less free space than every head waiting
+  // for them, their space waiter set: allocation passes them over (nothing
+  // it could do there) until space frees at the output or a smaller head
+  // joins the column. Most of the outputs nvl72 NVLS visits, at 16 MiB.
+  std::vector<PortSet> stalled_;
   PortSet free_in_;                 // scratch: waiting inputs free at this edge
   PortSet free_requested_;          // scratch: free outputs some input has a packet for
   PortSet busy_requested_;          // scratch: busy ones
@@ -437,22 +464,23 @@ class Switch : public TimedModule {
   std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
   EngineStats engine_stats_;
   Ps table_changed_at_ = 0;
-  bool engine_waiter_ = false;  // an allocation is blocked on a full table
+  bool engine_waiter_ = false;         // an allocation is blocked on a full table
   std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
   WaveTrace* wave_ = nullptr;
   int w_table_ = -1, w_slots_ = -1;
   std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
   FoldSink* fold_sink_ = nullptr;
   bool any_down_ = false;  // some output link is down (faults)
-  std::vector<std::pair<int, int>> align_;  // [endpoint] (first link here, links in all); empty: hash
-  std::vector<int> fold_alu_;             // [engine port] -> sink id, -1
+  std::vector<std::pair<int, int>>
+      align_;                  // [endpoint] (first link here, links in all); empty: hash
+  std::vector<int> fold_alu_;  // [engine port] -> sink id, -1
   std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
-  const bool mc_via_engine_;           // switch.multicast=engine and an engine
-  const bool arrival_order_;           // reduction.order=arrival
-  const bool data_;                    // collective.data: fold the values (else timing only)
-  std::size_t slot_capacity_;          // reduction.replication_slots
-  std::size_t slots_held_ = 0;         // multicast writes the engine holds
-  struct Share {                       // per pool (kNeedTable, kNeedSlot)
+  const bool mc_via_engine_;               // switch.multicast=engine and an engine
+  const bool arrival_order_;               // reduction.order=arrival
+  const bool data_;                        // collective.data: fold the values (else timing only)
+  std::size_t slot_capacity_;              // reduction.replication_slots
+  std::size_t slots_held_ = 0;             // multicast writes the engine holds
+  struct Share {                           // per pool (kNeedTable, kNeedSlot)
     struct Ask {
       int in, vc, port;  // input, its VC, the engine port it asks for
       bool operator<(const Ask& o) const {
@@ -466,9 +494,9 @@ class Switch : public TimedModule {
     bool by_bits = false;
     std::vector<std::uint64_t> ask_bits;
     PortSet askers;
-    std::vector<int> given;                   // [input] engine port given this edge, or -1
-    std::vector<int> given_list;              // inputs with given[] set
-    int rr = 0;                               // first input served next time
+    std::vector<int> given;       // [input] engine port given this edge, or -1
+    std::vector<int> given_list;  // inputs with given[] set
+    int rr = 0;                   // first input served next time
   };
   Share share_[2];
   std::uint64_t results_made_ = 0;

@@ -40,7 +40,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
       ++in.pending;
       ++pending_total_;
       active_.set(port);
-      voq_filled(port, original.vc, out);
+      voq_filled(port, original.vc, out, original.flits);
       continue;
     }
     const PacketId c = make_copy(original, id, m, out, serial++);
