@@ -254,7 +254,8 @@ void Switch::check_end_of_run(Ps end) {
             " flits, capacity " + std::to_string(output_buffer_flits_));
     }
   }
-  // The smallest heads allocation passes outputs over by must be the queues'.
+  // The smallest heads allocation passes outputs over by must be the queues'
+  // (col_min_flits_ and stalled_).
   for (size_t k = 0; k < col_min_flits_.size(); ++k) {
     const int v = static_cast<int>(k) / xports_, o = static_cast<int>(k) % xports_;
     int least = 0;
@@ -267,6 +268,13 @@ void Switch::check_end_of_run(Ps end) {
                            ": smallest waiting head recorded as " +
                            std::to_string(col_min_flits_[k]) + " flits, the queues hold " +
                            std::to_string(least));
+    // An output passed over must still be one where no waiting head fits.
+    if (stalled_[static_cast<size_t>(v)].test(o) &&
+        (least == 0 || least <= space(o, v) || !space_waiter_[static_cast<size_t>(o)]))
+      throw InvariantError("vc" + std::to_string(v) + " -> out" + std::to_string(o) +
+                           ": passed over by allocation, but a head of " + std::to_string(least) +
+                           " flits fits its " + std::to_string(space(o, v)) +
+                           " free flits or nothing waits");
   }
   if (slots_held_ > mc_originals_ + engine_inflight_)
     throw InvariantError("reduction engine holds " + std::to_string(slots_held_) +
