@@ -120,8 +120,9 @@ void Switch::engine_fold(PacketId id) {
   // The result: to the ld_reduce's requester (pull), to the root (push
   // reduce: a plain write), or multicast to the group (push all-reduce).
   const bool unicast = e.pull || e.requester >= 0;
-  res.kind = e.pull ? PacketKind::kLdReduceResp
-                    : unicast ? PacketKind::kWrite : PacketKind::kMcStore;
+  res.kind = e.pull    ? PacketKind::kLdReduceResp
+             : unicast ? PacketKind::kWrite
+                       : PacketKind::kMcStore;
   res.t_gen = res.t_inject = res.t_head = t;
   res.src = c.src;
   res.dst = e.requester;
@@ -210,21 +211,24 @@ void Switch::trace_folds(FoldSink& sink) {
   fold_sink_ = &sink;
   fold_alu_.clear();
   for (int k = 0; k < engine_ports_; ++k)
-    fold_alu_.push_back(sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
+    fold_alu_.push_back(
+        sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
 }
 
-void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in,
+                  Ps t) {
   if (!data_) return;  // timing only (collective.data=false)
   // Every contribution of an entry comes through the port its address maps to.
-  const int sink_alu = fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
+  const int sink_alu =
+      fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
   if (sink_alu < 0 || !fold_sink_->wants(t)) {
     alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
     return;
   }
   fold_before_.assign(acc, acc + c.bytes);
   alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
-  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), e.redop, e.dtype,
-                   fold_before_.data(), in, acc, c.bytes);
+  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), e.redop,
+                   e.dtype, fold_before_.data(), in, acc, c.bytes);
 }
 
 void Switch::release_slot(Ps t) {
@@ -286,6 +290,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
   for (int v = 0; v < vcs_; ++v) {
     scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
     scratch_ &= out_free_;
+    scratch_.subtract(stalled_[static_cast<size_t>(v)]);  // no head fits there
     // Outputs from out_ptr on, then the rest: no output is always first.
     for (int pass = 0; pass < 2; ++pass) {
       scratch_.for_each([&](int o) {

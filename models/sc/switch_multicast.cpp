@@ -14,8 +14,8 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   Input& in = inputs_[static_cast<size_t>(port)];
   const Packet original = pool_.get(id);  // a copy: alloc() below may move the pool
   if (original.group >= groups_.size() || groups_[original.group].empty())
-    throw InvariantError("multicast packet " + std::to_string(original.serial) +
-                         " names group " + std::to_string(original.group) +
+    throw InvariantError("multicast packet " + std::to_string(original.serial) + " names group " +
+                         std::to_string(original.group) +
                          ", which is not in this switch's group table");
   if (original.payload != kNoPayload && payloads_ == nullptr)
     throw InvariantError("multicast data without a payload pool");
@@ -31,8 +31,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   std::uint64_t serial = pool_.reserve_serials(members.size());
   for (int m : members) {
     const std::vector<int>& r = routes_[static_cast<size_t>(m)];
-    if (r.empty())
-      throw InvariantError("multicast member " + std::to_string(m) + " has no route");
+    if (r.empty()) throw InvariantError("multicast member " + std::to_string(m) + " has no route");
     const int out = route(m, original.addr);
     ++copies_made_;
     if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
@@ -121,6 +120,7 @@ void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
     if (queueing_ != Queueing::kVoq) break;  // FIFO: copies leave one per edge
     scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
     scratch_ &= out_free_;
+    scratch_.subtract(stalled_[static_cast<size_t>(v)]);  // no head fits there
     scratch_.for_each([&](int o) {
       if (head_parent(in, v, o) != parent) return;  // copies go to link outputs only
       if (!flits_fit(o, v, head_flits(in, v, o))) return;
