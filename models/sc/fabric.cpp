@@ -578,7 +578,9 @@ void Fabric::check_end_of_run(Ps end) {
     cons_.retired += s->originals_retired();
     cons_.results += s->results_made();
     cons_.consumed += s->contributions_consumed();
+    cons_.copies_unmade += s->copies_unmade();
   }
+  for (auto& g : gpus_) cons_.held_by_gpus += g->packets_waiting();
   for (auto& e : endpoints_) e->check_end_of_run(end);
   for (auto& g : gpus_) g->check_end_of_run(end);
   for (auto& x : external_) x->check_end_of_run(end);
@@ -590,10 +592,15 @@ void Fabric::check_end_of_run(Ps end) {
                          std::to_string(cons_.injected) + ", delivered " +
                          std::to_string(cons_.delivered) + ", in flight " +
                          std::to_string(cons_.in_flight()));
-  if (pool_.live() != cons_.in_flight())
+  if (pool_.live() + cons_.copies_unmade != cons_.in_flight() + cons_.held_by_gpus)
     throw InvariantError("packet pool holds " + std::to_string(pool_.live()) +
                          " live packets but the fabric accounts for " +
-                         std::to_string(cons_.in_flight()));
+                         std::to_string(cons_.in_flight() + cons_.held_by_gpus -
+                                        cons_.copies_unmade) +
+                         " (in flight " + std::to_string(cons_.in_flight()) +
+                         ", waiting at GPUs " + std::to_string(cons_.held_by_gpus) +
+                         ", multicast copies not made " + std::to_string(cons_.copies_unmade) +
+                         ")");
   // Payload slots follow the packets: with nothing in flight, none is held
   // but what endpoints keep outside packets (TLM data waiting to leave).
   std::uint64_t held_outside = 0;

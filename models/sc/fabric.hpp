@@ -42,6 +42,11 @@ struct Conservation {
   std::uint64_t retired = 0;     // multicast originals retired after their last copy
   std::uint64_t results = 0;     // reduction results made by switch engines
   std::uint64_t consumed = 0;    // contributions folded (and freed) by switch engines
+  // What the packet pool holds besides in_flight(): packets GPUs made and
+  // have not sent (a collective cut short), less multicast copies that are
+  // still references to their originals (in_flight() counts them).
+  std::uint64_t held_by_gpus = 0;
+  std::uint64_t copies_unmade = 0;
   std::uint64_t in_flight() const { return on_links + in_switch_inputs + in_switch_outputs; }
   // Packets that are neither delivered nor anywhere in the fabric (multicast
   // turns one original into copies: + copies made, - originals retired).

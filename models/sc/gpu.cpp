@@ -329,6 +329,13 @@ void Gpu::finish(Ps end) {
   for (auto& p : ports_) p.tx->finish(end);
 }
 
+std::uint64_t Gpu::packets_waiting() const {
+  std::uint64_t n = 0;
+  for (const Port& p : ports_)
+    for (const auto& q : p.ready) n += q.size();
+  return n;
+}
+
 void Gpu::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];

@@ -64,6 +64,8 @@ class Gpu : public TimedModule {
   int links() const { return static_cast<int>(ports_.size()); }
   std::uint64_t injected() const { return injected_; }
   std::uint64_t delivered() const { return delivered_; }
+  // Packets made and queued at a port, not sent yet (a call cut short).
+  std::uint64_t packets_waiting() const;
   std::uint64_t delivered_flits() const { return delivered_flits_; }
 
  protected:

@@ -95,6 +95,9 @@ class Switch : public TimedModule {
   std::uint64_t results_made() const { return results_made_; }
   std::uint64_t contributions_consumed() const { return contributions_consumed_; }
   std::uint64_t packets_in_outputs() const { return out_queued_total_; }
+  // Multicast copies waiting as references to their originals (counted in
+  // packets_in_inputs(), not yet packets of the pool).
+  std::uint64_t copies_unmade() const { return copies_unmade_; }
   // Flits of packets at input `port` that have not been granted yet.
   std::int64_t queued_input_flits(int port) const;
   // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
@@ -442,6 +445,7 @@ class Switch : public TimedModule {
   std::uint64_t alloc_cycles_ = 0;
   std::uint64_t grants_ = 0;
   std::uint64_t copies_made_ = 0;
+  std::uint64_t copies_unmade_ = 0;  // LazyCopy entries queued
   std::uint64_t originals_retired_ = 0;
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
   // Reduction engine.
