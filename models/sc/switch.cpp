@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "models/core/errors.hpp"
 
@@ -134,16 +133,18 @@ void Switch::voq_filled(int i, int vc, int o, int flits) {
   requested_[static_cast<size_t>(vc)].set(o);
 }
 
+int Switch::least_head_flits(int vc, int o) {
+  int least = 0;
+  col_[static_cast<size_t>(vc * xports_ + o)].for_each([&](int i) {
+    const int f = head_flits(inputs_[static_cast<size_t>(i)], vc, o);
+    least = least == 0 ? f : std::min(least, f);
+  });
+  return least;
+}
+
 int Switch::col_min_flits(int vc, int o) {
   int& m = col_min_flits_[static_cast<size_t>(vc * xports_ + o)];
-  if (m == 0) {
-    int least = std::numeric_limits<int>::max();
-    col_[static_cast<size_t>(vc * xports_ + o)].for_each([&](int i) {
-      least = std::min(least, head_flits(inputs_[static_cast<size_t>(i)], vc, o));
-    });
-    if (least == std::numeric_limits<int>::max()) return least;  // no head: nothing to keep
-    m = least;
-  }
+  if (m == 0) m = least_head_flits(vc, o);
   return m;
 }
 
@@ -258,11 +259,7 @@ void Switch::check_end_of_run(Ps end) {
   // (col_min_flits_ and stalled_).
   for (size_t k = 0; k < col_min_flits_.size(); ++k) {
     const int v = static_cast<int>(k) / xports_, o = static_cast<int>(k) % xports_;
-    int least = 0;
-    col_[k].for_each([&](int i) {
-      const int f = head_flits(inputs_[static_cast<size_t>(i)], v, o);
-      least = least == 0 ? f : std::min(least, f);
-    });
+    const int least = least_head_flits(v, o);
     if (col_min_flits_[k] != 0 && col_min_flits_[k] != least)
       throw InvariantError("vc" + std::to_string(v) + " -> out" + std::to_string(o) +
                            ": smallest waiting head recorded as " +

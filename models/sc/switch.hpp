@@ -97,7 +97,7 @@ class Switch : public TimedModule {
   std::uint64_t packets_in_outputs() const { return out_queued_total_; }
   // Multicast copies waiting as references to their originals (counted in
   // packets_in_inputs(), not yet packets of the pool).
-  std::uint64_t copies_unmade() const { return copies_unmade_; }
+  std::uint64_t copies_unmade() const;
   // Flits of packets at input `port` that have not been granted yet.
   std::int64_t queued_input_flits(int port) const;
   // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
@@ -306,8 +306,9 @@ class Switch : public TimedModule {
   // its `nonempty` set, col_, requested_ and the column's heads follow.
   void voq_filled(int i, int vc, int o, int flits);
   void voq_emptied(int i, int vc, int o);
-  // The fewest flits of any head waiting for o on vc (its column of col_
-  // is not empty), computed from the heads when not known.
+  // The fewest flits of any head waiting for o on vc, from the heads (0: none).
+  int least_head_flits(int vc, int o);
+  // The same, kept in col_min_flits_ (computed when not known).
   int col_min_flits(int vc, int o);
   // A head of `flits` joined / left the column (vc, o): the known minimum
   // follows, or is forgotten when the smallest may have left.
@@ -445,7 +446,6 @@ class Switch : public TimedModule {
   std::uint64_t alloc_cycles_ = 0;
   std::uint64_t grants_ = 0;
   std::uint64_t copies_made_ = 0;
-  std::uint64_t copies_unmade_ = 0;  // LazyCopy entries queued
   std::uint64_t originals_retired_ = 0;
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
   // Reduction engine.

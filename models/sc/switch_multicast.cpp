@@ -36,7 +36,6 @@ void Switch::replicate(PacketId id, int port, Ps t) {
     ++copies_made_;
     if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
       lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++, original.flits});
-      ++copies_unmade_;
       ++in.pending;
       ++pending_total_;
       active_.set(port);
@@ -79,9 +78,15 @@ void Switch::make_lazy_copy(Input& in, int vc, int out) {
   Ring<LazyCopy>& l = lazy(in, vc, out);
   const LazyCopy lc = l.front();
   l.pop_front();
-  --copies_unmade_;
   const Packet original = pool_.get(lc.original);  // a copy: alloc() below may move the pool
   voq(in, vc, out).push(pool_, make_copy(original, lc.original, lc.member, out, lc.serial));
+}
+
+std::uint64_t Switch::copies_unmade() const {
+  std::uint64_t n = 0;
+  for (const Input& in : inputs_)
+    for (const Ring<LazyCopy>& l : in.lazy) n += l.size();
+  return n;
 }
 
 PacketId Switch::voq_head(Input& in, int vc, int out) {
