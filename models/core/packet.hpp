@@ -94,6 +94,24 @@ class PacketPool {
     ++live_;
     return id;
   }
+  // A new packet with serial number `serial` (from reserve_serials), made
+  // as a copy of live packet `of`: one copy of the slot, no zeroing first.
+  PacketId alloc_copy(PacketId of, std::uint64_t serial) {
+    PacketId id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+      slots_[id] = slots_[of];
+    } else {
+      id = static_cast<PacketId>(slots_.size());
+      slots_.push_back(slots_[of]);  // push_back copes with its argument moving
+    }
+    Packet& p = slots_[id];
+    p.live = true;
+    p.serial = serial;
+    ++live_;
+    return id;
+  }
   void release(PacketId id) {
     Packet& p = get(id);
     if (!p.live) throw InvariantError("packet pool: packet released twice");

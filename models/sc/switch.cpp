@@ -806,8 +806,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   in.vc_ptr = (vc + 1) % vcs_;
   PacketQueue& q =
       queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
-  if (queueing_ == Queueing::kVoq) voq_head(in, vc, o);  // a lazy copy is made now
-  const PacketId id = q.pop(pool_);
+  // (A lazy copy is made now, and taken without passing through the queue.)
+  const PacketId id = queueing_ == Queueing::kVoq ? take_head(in, vc, o) : q.pop(pool_);
   if (queueing_ == Queueing::kVoq) {
     head_left(vc, o, pool_.get(id).flits);
     if (voq_empty(in, vc, o))

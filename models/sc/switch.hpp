@@ -357,8 +357,11 @@ class Switch : public TimedModule {
   PacketId head_parent(Input& in, int vc, int out);
   // Makes the copy at the front of in.lazy for (vc, out) and queues it.
   void make_lazy_copy(Input& in, int vc, int out);
-  PacketId make_copy(const Packet& original, PacketId original_id, int member, int out,
-                     std::uint64_t serial);
+  // Makes that copy and hands it over, not queued (a grant takes it now).
+  PacketId take_lazy_copy(Input& in, int vc, int out);
+  // Takes a VOQ's head off it: its first packet, else its first lazy copy, made.
+  PacketId take_head(Input& in, int vc, int out);
+  PacketId make_copy(PacketId original_id, int member, int out, std::uint64_t serial);
   bool head_fits(int o, int vc, PacketId id) const {
     if (is_engine_port(o)) return engine_can_take(id);
     return space(o, vc) >= pool_.get(id).flits;

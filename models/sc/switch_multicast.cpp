@@ -42,7 +42,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
       voq_filled(port, original.vc, out, original.flits);
       continue;
     }
-    const PacketId c = make_copy(original, id, m, out, serial++);
+    const PacketId c = make_copy(id, m, out, serial++);
     if (queueing_ == Queueing::kOutput)
       enqueue_output(out, c, ready);
     else
@@ -56,30 +56,35 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   request_tick(t);
 }
 
-PacketId Switch::make_copy(const Packet& original, PacketId original_id, int member, int out,
-                           std::uint64_t serial) {
-  const PacketId c = pool_.alloc_reserved(serial);
-  Packet& cp = pool_.get(c);
-  cp = original;
-  cp.serial = serial;
-  cp.live = true;
+PacketId Switch::make_copy(PacketId original_id, int member, int out, std::uint64_t serial) {
+  const PacketId c = pool_.alloc_copy(original_id, serial);
+  Packet& cp = pool_.get(c);  // (references taken after alloc_copy: it may move the pool)
+  const Packet& original = pool_.get(original_id);
   cp.kind = original.kind == PacketKind::kReadReq ? PacketKind::kReadReq : PacketKind::kWrite;
   cp.dst = member;
   cp.parent = original_id;
   cp.copies_left = 0;
   cp.engine_slot = false;
-  cp.out_port = out;
+  cp.out_port = static_cast<std::int16_t>(out);
   cp.next = kNoPacket;
   if (original.payload != kNoPayload) payloads_->retain(original.payload);
   return c;
 }
 
 void Switch::make_lazy_copy(Input& in, int vc, int out) {
+  voq(in, vc, out).push(pool_, take_lazy_copy(in, vc, out));
+}
+
+PacketId Switch::take_lazy_copy(Input& in, int vc, int out) {
   Ring<LazyCopy>& l = lazy(in, vc, out);
   const LazyCopy lc = l.front();
   l.pop_front();
-  const Packet original = pool_.get(lc.original);  // a copy: alloc() below may move the pool
-  voq(in, vc, out).push(pool_, make_copy(original, lc.original, lc.member, out, lc.serial));
+  return make_copy(lc.original, lc.member, out, lc.serial);
+}
+
+PacketId Switch::take_head(Input& in, int vc, int out) {
+  PacketQueue& q = voq(in, vc, out);
+  return q.empty() ? take_lazy_copy(in, vc, out) : q.pop(pool_);
 }
 
 std::uint64_t Switch::copies_unmade() const {
