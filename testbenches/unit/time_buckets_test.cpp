@@ -45,9 +45,10 @@ TEST(TimeBuckets, OrderIsTimeThenInsertion) {
 // Against a reference (stable sort by time) under a scheduler's pattern:
 // times at or after the last one taken, some far ahead (link arrivals), some
 // one step ahead (allocation ticks), many repeated, taken a time at a time.
-TEST(TimeBuckets, MatchesAStableSortUnderRandomUse) {
-  std::mt19937_64 rng(7);
-  TimeBuckets<int> q;
+// `far` sets how far ahead the far ones go: beyond the calendar's span they
+// pass through its overflow.
+void check_against_stable_sort(TimeBuckets<int>& q, Ps far, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::vector<std::pair<Ps, int>> ref;  // (time, value) in insertion order
   Ps now = 0;
   int next_value = 0;
@@ -55,12 +56,13 @@ TEST(TimeBuckets, MatchesAStableSortUnderRandomUse) {
   for (int round = 0; round < 20000; ++round) {
     const int adds = static_cast<int>(rng() % 4);
     for (int k = 0; k < adds; ++k) {
-      const Ps dt = rng() % 3 == 0 ? 100 + rng() % 8 : rng() % 5;
+      const std::uint64_t kind = rng() % 6;
+      const Ps dt = kind == 0 ? far + rng() % 8 : kind < 3 ? 100 + rng() % 8 : rng() % 5;
       q.add(now + dt, next_value);
       ref.emplace_back(now + dt, next_value++);
     }
     if (q.empty()) {
-      now += 1;
+      now += 1 + rng() % 3 * far;  // sometimes a long idle gap
       continue;
     }
     now = q.next_time();
@@ -78,6 +80,38 @@ TEST(TimeBuckets, MatchesAStableSortUnderRandomUse) {
     checked += got.size();
   }
   EXPECT_GT(checked, 20000u);
+}
+
+TEST(TimeBuckets, MatchesAStableSortUnderRandomUse) {
+  TimeBuckets<int> q;  // default span (262 ns): everything in the ring
+  check_against_stable_sort(q, 1000, 7);
+}
+
+TEST(TimeBuckets, MatchesAStableSortThroughTheOverflow) {
+  // Spans of 32 ps (slots of 4 ps) and 2 ps (slots of 1 ps): the far times,
+  // and at 2 ps the +100 ones too, wait in the overflow and move into the
+  // ring as it advances; a slot holds several times at 4 ps.
+  TimeBuckets<int> a(2, 3);
+  check_against_stable_sort(a, 1000, 11);
+  TimeBuckets<int> b(0, 1);
+  check_against_stable_sort(b, 1000, 13);
+  TimeBuckets<int> c(2, 7);  // 512 ps: the ring wraps around many times
+  check_against_stable_sort(c, 100000, 17);
+}
+
+TEST(TimeBuckets, AnEarlierTimeOvertakesTheOverflow) {
+  TimeBuckets<int> q(2, 3);  // span 32 ps
+  q.add(1000, 0);            // overflow, the ring empty
+  q.add(1000, 1);            // same bucket
+  EXPECT_EQ(q.next_time(), 1000u);
+  q.add(10, 2);  // in the ring, earlier
+  q.add(500, 3);  // overflow, between
+  std::vector<Ps> times;
+  EXPECT_EQ(take_until(q, 10, &times), (std::vector<int>{2}));
+  q.add(20, 4);  // still in the ring's span
+  EXPECT_EQ(take_until(q, 2000, &times), (std::vector<int>{4, 3, 0, 1}));
+  EXPECT_EQ(times, (std::vector<Ps>{10, 20, 500, 1000, 1000}));
+  EXPECT_TRUE(q.empty());
 }
 
 TEST(TimeBuckets, ForEachVisitsWhatIsQueued) {
