@@ -607,8 +607,8 @@ void Switch::allocate(Ps e) {
     request_fifo(wake);
 
   for (Need n : {kNeedTable, kNeedSlot}) {
-    collect_asks(share_[n]);
-    if (!share_[n].wanted.empty()) share_engine(n, e, wake);
+    const Share& sh = share_[n];
+    if (sh.by_bits ? sh.askers.any() : !sh.wanted.empty()) share_engine(n, e, wake);
   }
   allocator_->allocate(requests_, match_);
   matched_out_.clear();
@@ -674,7 +674,7 @@ void Switch::allocate(Ps e) {
 // Output by output: the free inputs with a packet for it on this VC.
 // Outputs whose buffer takes a packet of any size get them all at once;
 // the rest are checked head by head. Heads asking for an engine resource
-// are collected for share_engine in input order (the order it serves them).
+// are noted for share_engine, which serves them in input order.
 void Switch::request_voq(Ps first_release, Ps& wake) {
   bool waits_for_busy = false;  // a free input has a packet for a busy output
   for (int v = 0; v < vcs_; ++v) {
@@ -731,19 +731,6 @@ void Switch::request_voq(Ps first_release, Ps& wake) {
     });
   }
   if (waits_for_busy) wake = std::min(wake, first_release);
-}
-
-void Switch::collect_asks(Share& sh) {
-  // In input order, then VC and port (the order share_engine serves).
-  sh.askers.for_each([&](int i) {
-    std::uint64_t& b = sh.ask_bits[static_cast<size_t>(i)];
-    for (; b != 0; b &= b - 1) {
-      const int k = __builtin_ctzll(b);
-      sh.wanted.push_back({i, k / engine_ports_, engine_port_ + k % engine_ports_});
-    }
-  });
-  sh.askers.clear();
-  if (sh.wanted.size() > 1 && !sh.by_bits) std::sort(sh.wanted.begin(), sh.wanted.end());
 }
 
 // Input by input: the head of each VC's FIFO asks for its output.

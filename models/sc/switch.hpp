@@ -186,7 +186,6 @@ class Switch : public TimedModule {
   // Shares pool n's free resources among the heads that asked this edge.
   void share_engine(Need n, Ps e, Ps& wake);
   struct Share;
-  void collect_asks(Share& sh);
   void release_slot(Ps t);
   void engine_fold(PacketId id);
   // acc = acc op in through the backend (and the fold sink, if any).
@@ -290,8 +289,8 @@ class Switch : public TimedModule {
   // output to free). VOQs are visited by output (col_), FIFOs by input.
   void request_voq(Ps first_release, Ps& wake);
   void request_fifo(Ps& wake);
-  // Notes that input i's head on VC v asks engine port o for resource n;
-  // collect_asks() turns the notes into the pool's `wanted` list.
+  // Notes that input i's head on VC v asks engine port o for resource n
+  // (share_engine() serves the notes).
   void ask(Need n, int i, int v, int o) {
     Share& sh = share_[n];
     if (!sh.by_bits) {
@@ -494,10 +493,10 @@ class Switch : public TimedModule {
         return in != o.in ? in < o.in : vc != o.vc ? vc < o.vc : port < o.port;
       }
     };
-    std::vector<Ask> wanted;  // scratch: heads asking, in (input, VC, port) order
-    // VOQ requests, built by output: bit v * engine ports + k of ask_bits[i]
-    // for input i's head on VC v asking for engine port k, so `wanted` comes
-    // out in order without a sort (when VCs x engine ports <= 64).
+    std::vector<Ask> wanted;  // scratch: heads asking (sorted before serving)
+    // When VCs x engine ports <= 64, asks are bits instead: bit v * engine
+    // ports + k of ask_bits[i] for input i's head on VC v asking for engine
+    // port k, served in (input, VC, port) order without a list or a sort.
     bool by_bits = false;
     std::vector<std::uint64_t> ask_bits;
     PortSet askers;

@@ -248,31 +248,53 @@ void Switch::release_slot(Ps t) {
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
   Share& sh = share_[n];
   std::size_t free = engine_free(n);
-  // `wanted` is in input order (built over active_): serve inputs from
-  // sh.rr on, then wrap around, one resource per input.
-  const int start = free < sh.wanted.size() ? sh.rr : 0;
+  std::size_t asks = sh.wanted.size();
+  if (sh.by_bits)
+    sh.askers.for_each(
+        [&](int i) { asks += static_cast<std::size_t>(__builtin_popcountll(sh.ask_bits[static_cast<size_t>(i)])); });
+  // Asks in (input, VC, port) order: serve inputs from sh.rr on, then wrap
+  // around, one resource per input.
+  const int start = free < asks ? sh.rr : 0;
   int last = -1;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Share::Ask& a : sh.wanted) {
-      const int i = a.in, o = a.port;
-      if ((pass == 0) != (i >= start)) continue;
-      if (free > 0 && i != last) {
-        --free;
-        requests_.set(i, o);
-        sh.given[static_cast<size_t>(i)] = o;
-        sh.given_list.push_back(i);
-        last = i;
-        sh.rr = (i + 1) % xports_;
-      } else if (engine_free(n) > 0) {
-        // Free ones, all promised to other requests this edge: one of those
-        // may lose arbitration, so look again next edge.
-        wake = std::min(wake, e + cycle_ps_);
-      } else {
-        engine_waiter_ = true;  // woken when a reduction completes or a slot frees
-      }
+  bool left_out = false;  // a request got nothing
+  auto serve = [&](int i, int o) {
+    if (free > 0 && i != last) {
+      --free;
+      requests_.set(i, o);
+      sh.given[static_cast<size_t>(i)] = o;
+      sh.given_list.push_back(i);
+      last = i;
+      sh.rr = (i + 1) % xports_;
+    } else {
+      left_out = true;
     }
+  };
+  if (sh.by_bits) {
+    // Bit v * engine ports + k of ask_bits[i]: input i's head on VC v asks
+    // for engine port k, so ascending bits are (VC, port) order.
+    for (int pass = 0; pass < 2; ++pass)
+      sh.askers.for_each([&](int i) {
+        if ((pass == 0) != (i >= start)) return;
+        for (std::uint64_t b = sh.ask_bits[static_cast<size_t>(i)]; b != 0; b &= b - 1)
+          serve(i, engine_port_ + __builtin_ctzll(b) % engine_ports_);
+      });
+    sh.askers.for_each([&](int i) { sh.ask_bits[static_cast<size_t>(i)] = 0; });
+    sh.askers.clear();
+  } else {
+    if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
+    for (int pass = 0; pass < 2; ++pass)
+      for (const Share::Ask& a : sh.wanted)
+        if ((pass == 0) == (a.in >= start)) serve(a.in, a.port);
+    sh.wanted.clear();
   }
-  sh.wanted.clear();
+  if (left_out) {
+    if (engine_free(n) > 0)
+      // Free ones, all promised to other requests this edge: one of those
+      // may lose arbitration, so look again next edge.
+      wake = std::min(wake, e + cycle_ps_);
+    else
+      engine_waiter_ = true;  // woken when a reduction completes or a slot frees
+  }
 }
 
 void Switch::wide_grants(int i, Ps e, Ps& wake) {
