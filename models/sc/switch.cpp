@@ -766,8 +766,8 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   // Among this input's VCs with an eligible packet for `o`, round-robin.
   int vc = -1;
   for (int k = 0; k < vcs_ && vc < 0; ++k) {
-    if (only_vc >= 0 && (in.vc_ptr + k) % vcs_ != only_vc) continue;
-    const int v = (in.vc_ptr + k) % vcs_;
+    if (only_vc >= 0 && k > 0) break;  // (that VC looked at once)
+    const int v = only_vc >= 0 ? only_vc : (in.vc_ptr + k) % vcs_;
     int flits;
     if (queueing_ == Queueing::kFifo) {
       const PacketQueue& q = in.queues[static_cast<size_t>(v)];
