@@ -248,43 +248,59 @@ void Switch::release_slot(Ps t) {
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
   Share& sh = share_[n];
   std::size_t free = engine_free(n);
-  std::size_t asks = sh.wanted.size();
-  if (sh.by_bits)
-    sh.askers.for_each(
-        [&](int i) { asks += static_cast<std::size_t>(__builtin_popcountll(sh.ask_bits[static_cast<size_t>(i)])); });
-  // Asks in (input, VC, port) order: serve inputs from sh.rr on, then wrap
-  // around, one resource per input.
-  const int start = free < asks ? sh.rr : 0;
   int last = -1;
   bool left_out = false;  // a request got nothing
-  auto serve = [&](int i, int o) {
-    if (free > 0 && i != last) {
-      --free;
-      requests_.set(i, o);
-      sh.given[static_cast<size_t>(i)] = o;
-      sh.given_list.push_back(i);
-      last = i;
-      sh.rr = (i + 1) % xports_;
-    } else {
-      left_out = true;
-    }
+  auto give = [&](int i, int o) {
+    --free;
+    requests_.set(i, o);
+    sh.given[static_cast<size_t>(i)] = o;
+    sh.given_list.push_back(i);
+    last = i;
+    sh.rr = (i + 1) % xports_;
   };
+  // Asks in (input, VC, port) order: inputs from sh.rr on, then wrapping
+  // around (from the first input when there is enough for every ask), one
+  // resource per input.
   if (sh.by_bits) {
     // Bit v * engine ports + k of ask_bits[i]: input i's head on VC v asks
     // for engine port k, so ascending bits are (VC, port) order.
-    for (int pass = 0; pass < 2; ++pass)
-      sh.askers.for_each([&](int i) {
-        if ((pass == 0) != (i >= start)) return;
-        for (std::uint64_t b = sh.ask_bits[static_cast<size_t>(i)]; b != 0; b &= b - 1)
-          serve(i, engine_port_ + __builtin_ctzll(b) % engine_ports_);
-      });
-    sh.askers.for_each([&](int i) { sh.ask_bits[static_cast<size_t>(i)] = 0; });
+    std::vector<std::uint64_t>& bits = sh.ask_bits;
+    std::size_t asks = 0;  // counted only as far as "more than `free`"
+    for (int i = sh.askers.find_first(); i != PortSet::kNone && asks <= free;
+         i = sh.askers.find_next(i + 1))
+      asks += static_cast<std::size_t>(__builtin_popcountll(bits[static_cast<size_t>(i)]));
+    const int start = free < asks ? sh.rr : 0;
+    // An input's first ask gets a resource while any is left, its others
+    // nothing; once none is left, neither does anyone after.
+    auto serve = [&](int i) {
+      const std::uint64_t b = bits[static_cast<size_t>(i)];
+      if (free == 0) {
+        left_out = true;
+        return false;
+      }
+      give(i, engine_port_ + __builtin_ctzll(b) % engine_ports_);
+      if ((b & (b - 1)) != 0) left_out = true;
+      return true;
+    };
+    bool more = true;
+    for (int i = sh.askers.find_next(start); more && i != PortSet::kNone; i = sh.askers.find_next(i + 1))
+      more = serve(i);
+    for (int i = sh.askers.find_first(); more && i != PortSet::kNone && i < start;
+         i = sh.askers.find_next(i + 1))
+      more = serve(i);
+    sh.askers.for_each([&](int i) { bits[static_cast<size_t>(i)] = 0; });
     sh.askers.clear();
   } else {
     if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
+    const int start = free < sh.wanted.size() ? sh.rr : 0;
     for (int pass = 0; pass < 2; ++pass)
-      for (const Share::Ask& a : sh.wanted)
-        if ((pass == 0) == (a.in >= start)) serve(a.in, a.port);
+      for (const Share::Ask& a : sh.wanted) {
+        if ((pass == 0) != (a.in >= start)) continue;
+        if (free > 0 && a.in != last)
+          give(a.in, a.port);
+        else
+          left_out = true;
+      }
     sh.wanted.clear();
   }
   if (left_out) {
