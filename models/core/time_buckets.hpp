@@ -77,7 +77,8 @@ class TimeBuckets {
     // each lands behind what its slot already holds, if anything).
     while (over_head_ < overflow_.size() && (overflow_[over_head_]->t >> shift_) < base_ + n_) {
       Bucket* m = overflow_[over_head_++];
-      link_in(m->t >> shift_, m);
+      const std::uint64_t ms = m->t >> shift_;
+      link_at(place(ms, m->t), ms, m);
     }
     if (over_head_ == overflow_.size()) {
       overflow_.clear();
@@ -103,21 +104,21 @@ class TimeBuckets {
  private:
   // The bucket of time t (slot s, within the span), made if new.
   Bucket* in_ring(std::uint64_t s, Ps t) {
-    Bucket** link = &slots_[s & (n_ - 1)];
-    while (*link != nullptr && (*link)->t < t) link = &(*link)->next;
-    if (*link != nullptr && (*link)->t == t) return *link;
+    Bucket** at = place(s, t);
+    if (*at != nullptr && (*at)->t == t) return *at;
     Bucket* b = fresh(t);
-    b->next = *link;
-    *link = b;
-    const std::size_t k = s & (n_ - 1);
-    bits_[k >> 6] |= std::uint64_t{1} << (k & 63);
+    link_at(at, s, b);
     return b;
   }
-  void link_in(std::uint64_t s, Bucket* m) {
-    Bucket** link = &slots_[s & (n_ - 1)];
-    while (*link != nullptr && (*link)->t < m->t) link = &(*link)->next;
-    m->next = *link;
-    *link = m;
+  // Slot s's link to the first bucket not earlier than t.
+  Bucket** place(std::uint64_t s, Ps t) {
+    Bucket** at = &slots_[s & (n_ - 1)];
+    while (*at != nullptr && (*at)->t < t) at = &(*at)->next;
+    return at;
+  }
+  void link_at(Bucket** at, std::uint64_t s, Bucket* b) {
+    b->next = *at;
+    *at = b;
     const std::size_t k = s & (n_ - 1);
     bits_[k >> 6] |= std::uint64_t{1} << (k & 63);
   }
