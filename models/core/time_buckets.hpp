@@ -13,16 +13,16 @@
 // sorted list cost a search and a move of the entries behind (a tenth of a
 // large NVLS run's instructions), the calendar a shift and a short walk.
 //
-// Precondition of add(): the time is not before the last bucket taken (the
-// scheduler queues nothing in the past).
+// add() refuses a time before the last bucket taken (the scheduler queues
+// nothing in the past).
 #pragma once
 #include <algorithm>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "models/core/errors.hpp"
 #include "models/core/time.hpp"
 
 namespace fabricsim {
@@ -52,7 +52,9 @@ class TimeBuckets {
 
   void add(Ps t, const T& v) {
     const std::uint64_t s = t >> shift_;
-    assert(s >= base_);  // not before the last bucket taken
+    // Before the last bucket taken, the ring would misplace it (a slot of
+    // the future): a model bug, never a silent reordering.
+    if (s < base_) throw InvariantError("time buckets: a time before the last one taken");
     Bucket* b = s < base_ + n_ ? in_ring(s, t) : in_overflow(t);
     b->items.push_back(v);
     if (front_ == nullptr || t < front_->t) front_ = b;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/core/errors.hpp"
 #include "models/core/time_buckets.hpp"
 
 namespace fabricsim {
@@ -112,6 +113,15 @@ TEST(TimeBuckets, AnEarlierTimeOvertakesTheOverflow) {
   EXPECT_EQ(take_until(q, 2000, &times), (std::vector<int>{4, 3, 0, 1}));
   EXPECT_EQ(times, (std::vector<Ps>{10, 20, 500, 1000, 1000}));
   EXPECT_TRUE(q.empty());
+}
+
+TEST(TimeBuckets, RefusesATimeBeforeTheLastTaken) {
+  TimeBuckets<int> q(2, 3);  // slots of 4 ps
+  q.add(100, 0);
+  take_until(q, 100);
+  q.add(100, 1);  // the same time is fine
+  EXPECT_THROW(q.add(90, 2), InvariantError);
+  EXPECT_EQ(take_until(q, 200), (std::vector<int>{1}));
 }
 
 TEST(TimeBuckets, ForEachVisitsWhatIsQueued) {
