@@ -79,38 +79,16 @@ class PacketPool {
   }
   // A packet with a serial number from reserve_serials().
   PacketId alloc_reserved(std::uint64_t serial) {
-    PacketId id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-    } else {
-      id = static_cast<PacketId>(slots_.size());
-      slots_.emplace_back();
-    }
-    Packet& p = slots_[id];
-    p = Packet{};
-    p.live = true;
-    p.serial = serial;
-    ++live_;
-    return id;
+    const PacketId id = take_slot();
+    slots_[id] = Packet{};
+    return made_live(id, serial);
   }
-  // A new packet with serial number `serial` (from reserve_serials), made
-  // as a copy of live packet `of`: one copy of the slot, no zeroing first.
+  // The same, made as a copy of live packet `of` (one copy of the slot, no
+  // zeroing first): a multicast copy of its original.
   PacketId alloc_copy(PacketId of, std::uint64_t serial) {
-    PacketId id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-      slots_[id] = slots_[of];
-    } else {
-      id = static_cast<PacketId>(slots_.size());
-      slots_.push_back(slots_[of]);  // push_back copes with its argument moving
-    }
-    Packet& p = slots_[id];
-    p.live = true;
-    p.serial = serial;
-    ++live_;
-    return id;
+    const PacketId id = take_slot();
+    slots_[id] = slots_[of];  // indexed after take_slot: the pool may have grown
+    return made_live(id, serial);
   }
   void release(PacketId id) {
     Packet& p = get(id);
@@ -127,6 +105,22 @@ class PacketPool {
   std::uint64_t slots() const { return slots_.size(); }
 
  private:
+  PacketId take_slot() {
+    if (free_.empty()) {
+      slots_.emplace_back();
+      return static_cast<PacketId>(slots_.size() - 1);
+    }
+    const PacketId id = free_.back();
+    free_.pop_back();
+    return id;
+  }
+  PacketId made_live(PacketId id, std::uint64_t serial) {
+    Packet& p = slots_[id];
+    p.live = true;
+    p.serial = serial;
+    ++live_;
+    return id;
+  }
   std::vector<Packet> slots_;
   std::vector<PacketId> free_;
   std::uint64_t live_ = 0;

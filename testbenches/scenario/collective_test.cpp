@@ -260,9 +260,6 @@ TEST(Collective, ArrivalOrderFoldIsWithinRounding) {
   EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(), 8u * r["count"].get<std::uint64_t>());
 }
 
-// A one-entry table: contributions for a second address wait at the inputs
-// (their credits withheld) until the entry in use completes. Slow, but
-// nothing is lost and the result is exact.
 // A call cut short by sim.duration_ns says so, and only so: the end-of-run
 // accounting (asked why, in case the fabric is stuck) counts the packets
 // GPUs have made but not sent and the multicast copies not made yet.
@@ -281,6 +278,9 @@ void expect_cut_short(const std::string& algorithm) {
 TEST(Collective, NvlsCutShortSaysOnlyThat) { expect_cut_short("nvls"); }
 TEST(Collective, RingCutShortSaysOnlyThat) { expect_cut_short("ring"); }
 
+// A one-entry table: contributions for a second address wait at the inputs
+// (their credits withheld) until the entry in use completes. Slow, but
+// nothing is lost and the result is exact.
 TEST(Collective, FullReductionTableBackPressuresWithoutLoss) {
   const auto s = run({"switch.ports=4", "collective.algorithm=push", "reduction.table_entries=1",
                       "collective.min_bytes=65536", "collective.max_bytes=65536"});
