@@ -10,4 +10,6 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024u;  // Linux reports KiB
 }
 
+const char* build_flavour() { return FABRICSIM_BUILD_FLAVOUR; }
+
 }  // namespace fabricsim

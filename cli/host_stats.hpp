@@ -6,4 +6,8 @@ namespace fabricsim {
 
 std::uint64_t peak_rss_bytes();
 
+// How this binary was built ("Release", "Release, profile-guided", ...):
+// host figures of different builds are not comparable.
+const char* build_flavour();
+
 }  // namespace fabricsim

@@ -253,7 +253,8 @@ int run_command(const RunOptions& opts) {
   s["sim"]["host_seconds"] = host_s;
   s["sim"]["status"] = ok ? "ok" : "failed";
   if (!ok) s["sim"]["error"] = fabric.error();
-  s["host"] = {{"peak_rss_bytes", peak_rss_bytes()},
+  s["host"] = {{"build", build_flavour()},
+               {"peak_rss_bytes", peak_rss_bytes()},
                {"events_per_second", host_s > 0 ? static_cast<double>(fabric.events()) / host_s : 0.0},
                {"flit_cycles_per_second",
                 host_s > 0 ? s["sim"]["simulated_ns"].get<double>() / s["sim"]["flit_time_ns"].get<double>() / host_s

@@ -166,6 +166,7 @@ def run(c):
         "events": sim["events"],
         "events_per_s": h["events_per_second"],
         "peak_rss_mib": h["peak_rss_bytes"] / 2**20,
+        "build": h.get("build", "unknown"),
     }
     for k in ("ports", "load"):
         if k in c:
@@ -252,3 +253,6 @@ for kind, pick in (("with data", lambda n: not n.endswith("-timing")), ("timing 
         print(f"sweeps {kind}: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
 print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates from issue 7 "
       f"(same machine class); fastest of {REPEAT} run(s) per case")
+builds = sorted({r["build"] for r in rows})
+print("build: " + ", ".join(builds)
+      + ("" if any("profile-guided" in b for b in builds) else " (scripts/build --pgo: profile-guided)"))
