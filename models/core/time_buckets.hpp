@@ -51,10 +51,10 @@ class TimeBuckets {
   Bucket& front() { return *front_; }
 
   void add(Ps t, const T& v) {
+    // Before the last bucket taken: taken out of order, or misplaced by the
+    // ring (a slot of the future): a model bug, never a silent reordering.
+    if (t < last_taken_) throw InvariantError("time buckets: a time before the last one taken");
     const std::uint64_t s = t >> shift_;
-    // Before the last bucket taken, the ring would misplace it (a slot of
-    // the future): a model bug, never a silent reordering.
-    if (s < base_) throw InvariantError("time buckets: a time before the last one taken");
     Bucket* b = s < base_ + n_ ? in_ring(s, t) : in_overflow(t);
     b->items.push_back(v);
     if (front_ == nullptr || t < front_->t) front_ = b;
@@ -75,6 +75,7 @@ class TimeBuckets {
     b->next = nullptr;
     spare_.push_back(b);
     base_ = s;  // nothing earlier can come any more
+    last_taken_ = b->t;
     // Overflow times now within the ring's span move in (ascending, so
     // each lands behind what its slot already holds, if anything).
     while (over_head_ < overflow_.size() && (overflow_[over_head_]->t >> shift_) < base_ + n_) {
@@ -175,6 +176,7 @@ class TimeBuckets {
   std::vector<Bucket*> overflow_;    // beyond the span, ascending time from over_head_
   std::size_t over_head_ = 0;
   Bucket* front_ = nullptr;  // the earliest bucket
+  Ps last_taken_ = 0;        // time of the last bucket taken (its slot: base_)
   std::vector<Bucket*> spare_;
   std::vector<std::unique_ptr<Bucket>> owned_;
 };

@@ -166,7 +166,7 @@ def run(c):
         "events": sim["events"],
         "events_per_s": h["events_per_second"],
         "peak_rss_mib": h["peak_rss_bytes"] / 2**20,
-        "build": h.get("build", "unknown"),
+        "build": h["build"],
     }
     for k in ("ports", "load"):
         if k in c:

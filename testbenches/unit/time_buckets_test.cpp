@@ -117,10 +117,11 @@ TEST(TimeBuckets, AnEarlierTimeOvertakesTheOverflow) {
 
 TEST(TimeBuckets, RefusesATimeBeforeTheLastTaken) {
   TimeBuckets<int> q(2, 3);  // slots of 4 ps
-  q.add(100, 0);
-  take_until(q, 100);
-  q.add(100, 1);  // the same time is fine
-  EXPECT_THROW(q.add(90, 2), InvariantError);
+  q.add(102, 0);
+  take_until(q, 102);
+  q.add(102, 1);  // the same time is fine
+  EXPECT_THROW(q.add(90, 2), InvariantError);   // an earlier slot
+  EXPECT_THROW(q.add(101, 3), InvariantError);  // the same slot (100..103), earlier
   EXPECT_EQ(take_until(q, 200), (std::vector<int>{1}));
 }
 
