@@ -7,12 +7,15 @@
 // in cache misses than the bit operations themselves). A switch of up to 64
 // ports has one word: the operations take it directly, without the loop and
 // the storage choice (they were a fifth of a dgx-h100 NVLS run's instructions).
+// A pointer to the words in use (inline or on the heap) saves the storage
+// choice on every bit access too.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace fabricsim {
 
@@ -21,21 +24,52 @@ class PortSet {
   static constexpr int kNone = -1;
 
   PortSet() = default;
-  explicit PortSet(int size) : size_(size), nw_(static_cast<std::size_t>((size + 63) / 64)) {
-    if (nw_ > kInline) heap_.assign(nw_, 0);
+  explicit PortSet(int size) : size_(size), nw_(static_cast<std::uint32_t>((size + 63) / 64)) {
+    if (nw_ > kInline) {
+      heap_.reset(new std::uint64_t[nw_]());
+      p_ = heap_.get();
+    }
   }
-  PortSet(const PortSet& o) = default;
+  PortSet(const PortSet& o) : size_(o.size_), nw_(o.nw_), inline_(o.inline_) {
+    if (o.heap_) {
+      heap_.reset(new std::uint64_t[nw_]);
+      std::copy(o.heap_.get(), o.heap_.get() + nw_, heap_.get());
+      p_ = heap_.get();
+    }
+  }
+  PortSet(PortSet&& o) noexcept
+      : size_(o.size_), nw_(o.nw_), inline_(o.inline_), heap_(std::move(o.heap_)) {
+    if (heap_) p_ = heap_.get();
+    o.become_empty();
+  }
   // Switches copy sets into scratch sets at every allocation: inline words
-  // are copied without the (empty) heap vector's assignment call.
+  // are a fixed-size copy.
   PortSet& operator=(const PortSet& o) {
+    if (this == &o) return *this;
+    if (o.heap_) {
+      if (!heap_ || nw_ != o.nw_) heap_.reset(new std::uint64_t[o.nw_]);
+      std::copy(o.heap_.get(), o.heap_.get() + o.nw_, heap_.get());
+      p_ = heap_.get();
+    } else {
+      if (heap_) heap_.reset();
+      inline_ = o.inline_;
+      p_ = inline_.data();
+    }
+    size_ = o.size_;
+    nw_ = o.nw_;
+    return *this;
+  }
+  PortSet& operator=(PortSet&& o) noexcept {
+    if (this == &o) return *this;
     size_ = o.size_;
     nw_ = o.nw_;
     inline_ = o.inline_;
-    if (nw_ > kInline || !heap_.empty()) heap_ = o.heap_;
+    heap_ = std::move(o.heap_);
+    p_ = heap_ ? heap_.get() : inline_.data();
+    o.become_empty();
     return *this;
   }
-  PortSet(PortSet&& o) = default;
-  PortSet& operator=(PortSet&& o) = default;
+  ~PortSet() = default;
 
   int size() const { return size_; }
   void set(int i) { w()[idx(i)] |= bit(i); }
@@ -195,12 +229,20 @@ class PortSet {
       if (f(heap_[k], o.heap_[k]) != 0) return true;
     return false;
   }
-  std::uint64_t* w() { return nw_ > kInline ? heap_.data() : inline_.data(); }
-  const std::uint64_t* w() const { return nw_ > kInline ? heap_.data() : inline_.data(); }
+  std::uint64_t* w() { return p_; }
+  const std::uint64_t* w() const { return p_; }
+  // A moved-from set: size 0, inline (still assignable and destructible).
+  void become_empty() {
+    size_ = 0;
+    nw_ = 0;
+    inline_.fill(0);
+    p_ = inline_.data();
+  }
   int size_ = 0;
-  std::size_t nw_ = 0;
+  std::uint32_t nw_ = 0;
   std::array<std::uint64_t, kInline> inline_{};
-  std::vector<std::uint64_t> heap_;
+  std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_
+  std::unique_ptr<std::uint64_t[]> heap_;
 };
 
 }  // namespace fabricsim
