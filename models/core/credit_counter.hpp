@@ -2,6 +2,12 @@
 // the receiver's buffer for that VC. Taking more credits than are available,
 // or getting back more than the pool holds, is a model bug: both throw
 // InvariantError instead of wrapping silently.
+//
+// The owner's name (for those messages) is borrowed, not copied: it must
+// outlive the counter (a literal, or a string its link keeps). A link checks
+// its counters at every send and credit return, thousands of links apart:
+// without a string inside, a VC's counter is 16 bytes, and a link's VCs sit
+// in one cache line.
 #pragma once
 #include <string>
 
@@ -12,9 +18,9 @@ namespace fabricsim {
 class CreditCounter {
  public:
   CreditCounter() = default;
-  CreditCounter(std::string owner, int capacity)
-      : owner_(std::move(owner)), capacity_(capacity), available_(capacity) {
-    if (capacity <= 0) throw InvariantError(owner_ + ": credit pool must be positive");
+  CreditCounter(const char* owner, int capacity)
+      : owner_(owner), capacity_(capacity), available_(capacity) {
+    if (capacity <= 0) throw InvariantError(std::string(owner_) + ": credit pool must be positive");
   }
 
   int capacity() const { return capacity_; }
@@ -23,21 +29,21 @@ class CreditCounter {
 
   void take(int n) {
     if (n <= 0 || n > available_)
-      throw InvariantError(owner_ + ": credit underflow: taking " + std::to_string(n) +
+      throw InvariantError(std::string(owner_) + ": credit underflow: taking " + std::to_string(n) +
                            " with " + std::to_string(available_) + " available");
     available_ -= n;
   }
 
   void give(int n) {
     if (n <= 0 || available_ + n > capacity_)
-      throw InvariantError(owner_ + ": credit overflow: returning " + std::to_string(n) +
+      throw InvariantError(std::string(owner_) + ": credit overflow: returning " + std::to_string(n) +
                            " with " + std::to_string(available_) + " of " +
                            std::to_string(capacity_) + " already available");
     available_ += n;
   }
 
  private:
-  std::string owner_;
+  const char* owner_ = "";
   int capacity_ = 0;
   int available_ = 0;
 };

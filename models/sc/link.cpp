@@ -9,15 +9,24 @@ namespace fabricsim {
 
 Link::Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc,
            Window window, int lanes)
-    : name_(std::move(name)),
-      flit_ps_(flit_ps),
-      latency_ps_(latency_ps),
-      window_(window) {
+    : flit_ps_(flit_ps),
+      wire_ps_(latency_ps),
+      nvcs_(vcs),
+      window_(window),
+      name_(std::move(name)),
+      latency_ps_(latency_ps) {
   if (latency_ps_ == 0) throw InvariantError(name_ + ": link latency must be positive");
+  if (vcs < 1 || vcs > kMaxVcs)
+    throw InvariantError(name_ + ": " + std::to_string(vcs) + " VCs (a link has 1 to " +
+                         std::to_string(kMaxVcs) + ")");
   lanes_total_ = lanes_ = lanes;
   flit_ps_full_ = flit_ps_;
+  // All names first: the counters keep pointers to them.
+  vc_names_.reserve(static_cast<size_t>(vcs));
+  for (int v = 0; v < vcs; ++v) vc_names_.push_back(name_ + ".vc" + std::to_string(v));
   for (int v = 0; v < vcs; ++v)
-    vc_.push_back({CreditCounter(name_ + ".vc" + std::to_string(v), credits_per_vc)});
+    vc_[static_cast<size_t>(v)].pool =
+        CreditCounter(vc_names_[static_cast<size_t>(v)].c_str(), credits_per_vc);
 }
 
 void Link::bind_tx(TimedModule* module, std::uint32_t port) {
@@ -34,7 +43,7 @@ void Link::bind_rx(TimedModule* module, std::uint32_t port, bool deliver_at_tail
 void Link::send(PacketId id, Packet& p, Ps start) {
   if (start < free_at_)
     throw InvariantError(name_ + ": packet sent while the link is still serialising");
-  if (p.vc >= vc_.size()) throw InvariantError(name_ + ": packet on a VC the link lacks");
+  if (p.vc >= nvcs_) throw InvariantError(name_ + ": packet on a VC the link lacks");
   vc_[p.vc].pool.take(p.flits);
   const Ps ser = serialization_ps(p.flits);
   // With errors, the packet may need several transmissions: `s` is the
@@ -56,8 +65,8 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     wave_->set(w_packet_, s, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
     wave_->add(w_credits_[p.vc], start, -p.flits);
   }
-  p.t_head = s + latency_ps_ + rel_.fec_ps + flit_ps_;
-  const Ps tail = s + latency_ps_ + rel_.fec_ps + ser;
+  p.t_head = s + wire_ps_ + flit_ps_;
+  const Ps tail = s + wire_ps_ + ser;
   rx_->schedule(deliver_at_tail_ ? tail : p.t_head, kItemArrive, id, rx_port_);
   if (log_.packet(p))
     log_.log->write(start, name_,
@@ -67,12 +76,12 @@ void Link::send(PacketId id, Packet& p, Ps start) {
                         ": head in at " + format_real(ps_to_ns(p.t_head)) + " ns, tail at " +
                         format_real(ps_to_ns(tail)) + " ns");
   if (!errors_) return;  // an ideal link: nothing more to book
-  if (rel_.retry == Retry::kGoBackN) {
+  if (go_back_n_) {
     // Held until its ack (sent ack_delay after the tail, over the reverse
     // link) is back; acks come back in order, as the packets went.
     replay_held_ += p.flits;
     rel_stats_.replay_buffer_max = std::max(rel_stats_.replay_buffer_max, replay_held_);
-    acks_.push_back(Return{tail + rel_.ack_delay_ps + latency_ps_ + rel_.fec_ps, -1, p.flits});
+    acks_.push_back(Return{tail + rel_.ack_delay_ps + wire_ps_, -1, p.flits});
   }
   if (window_.contains(start)) {
     rel_stats_.added_ps.record(s - start);
@@ -97,6 +106,8 @@ void Link::set_ber(double ber) {
 
 void Link::set_reliability(const LinkReliability& r) {
   rel_ = r;
+  wire_ps_ = latency_ps_ + rel_.fec_ps;
+  go_back_n_ = rel_.retry == Retry::kGoBackN;
   errors_ = std::make_unique<LinkErrors>(r.ber, r.burst_bits, r.fec, Rng(r.seed, r.stream));
 }
 
@@ -162,7 +173,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
     throw InvariantError(name_ + ": receiver returned credits for flits that never crossed");
   c.returning += flits;
   last_freed_ = std::max(last_freed_, when);
-  const Ps t = when + latency_ps_ + rel_.fec_ps;  // credits ride the reverse link (FEC too)
+  const Ps t = when + wire_ps_;  // credits ride the reverse link (FEC too)
   if (wave_) wave_->add(w_credits_[v], t, flits);
   if (returns_.empty() || t >= returns_.back().t) {
     returns_.push_back(Return{t, vc, flits});
@@ -228,7 +239,7 @@ void Link::trace(WaveTrace& w) {
   w_vc_ = w.signal(name_ + ".vc", 4, 0, false);
   w_packet_ = w.signal(name_ + ".packet", 32, 0, false);
   w_credits_.clear();
-  for (std::size_t v = 0; v < vc_.size(); ++v)
+  for (std::size_t v = 0; v < static_cast<size_t>(nvcs_); ++v)
     w_credits_.push_back(w.signal(name_ + ".credits_vc" + std::to_string(v), 16,
                                   vc_[v].pool.available()));
 }
@@ -246,7 +257,7 @@ Ps Link::credit_stall_ps() const { return stall_in_window_; }
 namespace fabricsim {
 
 void Link::check_credit_conservation() const {
-  for (size_t v = 0; v < vc_.size(); ++v) {
+  for (size_t v = 0; v < static_cast<size_t>(nvcs_); ++v) {
     const VcCredits& c = vc_[v];
     const int sum = c.pool.available() + c.returning + c.outstanding;
     if (sum != c.pool.capacity())

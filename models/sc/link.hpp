@@ -13,6 +13,7 @@
 // next looks (has_credits), so a credit costs no event unless the sender is
 // blocked waiting for it (wait_for_credits).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -92,6 +93,9 @@ class Link {
  public:
   Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window,
        int lanes = 1);
+  // Its credit counters borrow names it holds: a link stays where it was made.
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
 
   // The transmitter receives kItemCreditWake / kItemCredit with a = port.
   void bind_tx(TimedModule* module, std::uint32_t port);
@@ -105,7 +109,7 @@ class Link {
   Ps latency_ps() const { return latency_ps_; }
   Ps serialization_ps(int flits) const { return static_cast<Ps>(flits) * flit_ps_; }
   Ps free_at() const { return free_at_; }
-  int vcs() const { return static_cast<int>(vc_.size()); }
+  int vcs() const { return nvcs_; }
   const CreditCounter& credits(int vc) const { return vc_[static_cast<size_t>(vc)].pool; }
   // Absorbs the credits returned by `now`, then: can `flits` of `vc` go?
   // With go-back-N, the replay buffer must have room for the packet too.
@@ -204,59 +208,70 @@ class Link {
   // returns the start of that one.
   Ps transmit_reliably(const Packet& p, Ps start, Ps ser);
   bool replay_room(int flits) const {
-    return rel_.retry != Retry::kGoBackN || replay_held_ + flits <= rel_.replay_buffer_flits;
+    return !go_back_n_ || replay_held_ + flits <= rel_.replay_buffer_flits;
   }
 
-  std::string name_;
-  LogPoint log_;
+  // Layout: a fabric has thousands of links, and a send, a credit check and
+  // a credit return each touch one link far from the last one touched, so
+  // what they read sits together at the front (about four cache lines with
+  // the VCs' credits, instead of ten spread over a 640-byte object); names,
+  // reliability settings and statistics follow.
+  Ps free_at_ = 0;
   Ps flit_ps_;
-  Ps latency_ps_;
+  Ps wire_ps_;  // latency + FEC: what a flit, a credit or an ack takes to cross
+  TimedModule* rx_ = nullptr;
+  TimedModule* tx_ = nullptr;
+  std::uint32_t rx_port_ = 0;
+  std::uint32_t tx_port_ = 0;
+  std::unique_ptr<LinkErrors> errors_;  // null: an ideal link
+  WaveTrace* wave_ = nullptr;
+  int nvcs_ = 0;
+  bool deliver_at_tail_ = false;
+  bool tx_waiting_ = false;
+  bool down_ = false;
+  bool go_back_n_ = false;  // rel_.retry == go_back_n
+  LogPoint log_;
   Window window_;
+  Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
+  Ps last_freed_ = 0;
+  Ps stall_since_ = kNever;
+  std::uint64_t transmissions_ = 0;
+  std::uint64_t in_flight_ = 0;
+  std::uint64_t packets_sent_ = 0;
+  std::uint64_t flits_sent_ = 0;
+  Ps busy_in_window_ = 0;
+  std::int64_t replay_held_ = 0;
   struct Return {
     Ps t;
     int vc;
     int flits;
   };
+  Ring<Return> returns_;  // in arrival-time order
+  Ring<Return> acks_;     // go-back-N: acks in flight (t, flits freed), in time order
   // A VC's credit state in one place: a packet sent and its credits coming
-  // back touch all three (one cache line, not three).
+  // back touch all three. Inline for every VC a link may have (switch.vcs
+  // is at most kMaxVcs): the ones in use share a line or two.
   struct VcCredits {
     CreditCounter pool;   // credits the transmitter may use
     int returning = 0;    // freed by the receiver, still on the way back
     int outstanding = 0;  // flits sent and not yet freed by the receiver
   };
-  std::vector<VcCredits> vc_;
-  Ring<Return> returns_;  // in arrival-time order
-  bool tx_waiting_ = false;
-  Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
-  TimedModule* tx_ = nullptr;
-  std::uint32_t tx_port_ = 0;
-  TimedModule* rx_ = nullptr;
-  std::uint32_t rx_port_ = 0;
-  bool deliver_at_tail_ = false;
+  static constexpr int kMaxVcs = 16;
+  std::array<VcCredits, kMaxVcs> vc_;
 
-  Ps free_at_ = 0;
-  Ps busy_in_window_ = 0;
-  Ps stall_since_ = kNever;
-  Ps last_freed_ = 0;
-  Ps replaying_until_ = 0;
+  // Cold: set up once, or read at the end of a run.
+  std::string name_;
+  std::vector<std::string> vc_names_;  // the counters' names (they borrow them)
+  Ps latency_ps_;
   Ps stall_in_window_ = 0;
-  WaveTrace* wave_ = nullptr;
+  Ps replaying_until_ = 0;
   int w_valid_ = -1, w_vc_ = -1, w_packet_ = -1;
   std::vector<int> w_credits_;
-  std::uint64_t packets_sent_ = 0;
-  std::uint64_t flits_sent_ = 0;
-  std::uint64_t in_flight_ = 0;
-  std::uint64_t transmissions_ = 0;
   int lanes_total_ = 1;
   int lanes_ = 1;
   Ps flit_ps_full_ = 0;  // with every lane
-  bool down_ = false;
-  // Reliability (null errors_: an ideal link).
-  std::unique_ptr<LinkErrors> errors_;
   LinkReliability rel_;
   ReliabilityStats rel_stats_;
-  Ring<Return> acks_;  // go-back-N: acks in flight (t, flits freed), in time order
-  std::int64_t replay_held_ = 0;
   bool sent_any_ = false;
 };
 
