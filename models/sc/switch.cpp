@@ -82,10 +82,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
     in.queues.resize(queues_per_input);
-    if (queueing_ == Queueing::kVoq) {
-      in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
-      in.lazy.resize(queues_per_input);
-    }
+    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
     in.engine_heads.resize(static_cast<size_t>(vcs_ * engine_ports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
@@ -110,7 +107,7 @@ void Switch::enqueue_input(int port, PacketId id) {
   Input& in = inputs_[static_cast<size_t>(port)];
   const Packet& p = pool_.get(id);
   if (queueing_ == Queueing::kFifo) {
-    in.queues[p.vc].push(pool_, id);
+    in.queues[p.vc].q.push(pool_, id);
   } else {
     // Copies still to be made are ahead of it: make them first (FIFO).
     while (!lazy(in, p.vc, p.out_port).empty()) make_lazy_copy(in, p.vc, p.out_port);
@@ -222,8 +219,8 @@ std::int64_t Switch::queued_input_flits(int port) const {
   // Multicast copies hold no buffer of their own: their original does.
   const Input& in = inputs_[static_cast<size_t>(port)];
   std::int64_t n = in.mc_held_flits;
-  for (const PacketQueue& q : in.queues)
-    for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next)
+  for (const Input::Queue& x : in.queues)
+    for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next)
       if (pool_.get(id).parent == kNoPacket) n += pool_.get(id).flits;
   return n;
 }
@@ -303,8 +300,8 @@ void Switch::check_end_of_run(Ps end) {
     for (int i = 0; i < xports_; ++i) {
       const Input& in = inputs_[static_cast<size_t>(i)];
       for (std::size_t k = 0; k < in.queues.size(); ++k) {
-        const PacketQueue& q = in.queues[k];
-        const bool lazy_only = q.empty() && k < in.lazy.size() && !in.lazy[k].empty();
+        const PacketQueue& q = in.queues[k].q;
+        const bool lazy_only = q.empty() && !in.queues[k].lazy.empty();
         if (q.empty() && !lazy_only) continue;
         const int o = lazy_only ? static_cast<int>(k) % xports_ : pool_.get(q.front()).out_port;
         if (is_engine_port(o) ? !engine_waiter_ : !space_waiter_[static_cast<size_t>(o)])
@@ -327,8 +324,8 @@ void Switch::finish(Ps end) {
   // Packets still waiting for allocation have occupied their input since
   // their head arrived; their share was not added at a grant.
   for (Input& in : inputs_)
-    for (const PacketQueue& q : in.queues)
-      for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
+    for (const Input::Queue& x : in.queues)
+      for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
         const Packet& p = pool_.get(id);
         if (p.parent != kNoPacket) continue;  // counted once, through its original
         in.occ_integral += static_cast<double>(p.flits) *
@@ -414,11 +411,11 @@ void Switch::output_down(int o) {
     Input& in = inputs_[static_cast<size_t>(i)];
     // Copies not yet made are made now (rare: a fault), so every queue
     // holds only packets and moved ones keep their order behind them.
-    for (int k = 0; k < static_cast<int>(in.lazy.size()); ++k)
-      while (!in.lazy[static_cast<size_t>(k)].empty()) make_lazy_copy(in, k / xports_, k % xports_);
+    for (int k = 0; k < static_cast<int>(in.queues.size()); ++k)
+      while (!in.queues[static_cast<size_t>(k)].lazy.empty()) make_lazy_copy(in, k / xports_, k % xports_);
     if (queueing_ == Queueing::kFifo) {
-      for (PacketQueue& q : in.queues)
-        for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
+      for (Input::Queue& x : in.queues)
+        for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
           Packet& p = pool_.get(id);
           if (p.out_port == o) p.out_port = route(p.dst, p.addr);
         }
@@ -456,16 +453,16 @@ void Switch::diagnose(Stuck& out) const {
     std::uint32_t packets = 0;
     PacketId head = kNoPacket;
     for (std::size_t k = 0; k < in.queues.size(); ++k) {
-      const PacketQueue& q = in.queues[k];
+      const PacketQueue& q = in.queues[k].q;
       for (PacketId id = q.front(); id != kNoPacket; id = pool_.get(id).next) {
         ++packets;
         if (head == kNoPacket) head = id;
         const int o = pool_.get(id).out_port;
         if (std::find(targets.begin(), targets.end(), o) == targets.end()) targets.push_back(o);
       }
-      if (k < in.lazy.size() && !in.lazy[k].empty()) {  // copies not made yet
-        packets += static_cast<std::uint32_t>(in.lazy[k].size());
-        if (head == kNoPacket) head = in.lazy[k].front().original;
+      if (!in.queues[k].lazy.empty()) {  // copies not made yet
+        packets += static_cast<std::uint32_t>(in.queues[k].lazy.size());
+        if (head == kNoPacket) head = in.queues[k].lazy.front().original;
         const int o = static_cast<int>(k) % xports_;
         if (std::find(targets.begin(), targets.end(), o) == targets.end()) targets.push_back(o);
       }
@@ -738,7 +735,7 @@ void Switch::request_fifo(Ps& wake) {
   free_in_.for_each([&](int i) {
     Input& in = inputs_[static_cast<size_t>(i)];
     for (int v = 0; v < vcs_; ++v) {
-      const PacketQueue& q = in.queues[static_cast<size_t>(v)];
+      const PacketQueue& q = in.queues[static_cast<size_t>(v)].q;
       if (q.empty()) continue;
       const PacketId head = q.front();
       const int o = pool_.get(head).out_port;
@@ -770,7 +767,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     const int v = only_vc >= 0 ? only_vc : (in.vc_ptr + k) % vcs_;
     int flits;
     if (queueing_ == Queueing::kFifo) {
-      const PacketQueue& q = in.queues[static_cast<size_t>(v)];
+      const PacketQueue& q = in.queues[static_cast<size_t>(v)].q;
       if (q.empty() || pool_.get(q.front()).out_port != o) continue;
       flits = pool_.get(q.front()).flits;
     } else {
@@ -781,7 +778,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     bool ok;
     if (is_engine_port(o)) {  // (no lazy copies: copies go to link outputs)
       const PacketQueue& q =
-          queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)] : voq(in, v, o);
+          queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(v)].q : voq(in, v, o);
       const Need n = engine_need(pool_.get(q.front()));
       ok = n == kNeedNone || share_[n].given[static_cast<size_t>(i)] == o;
     } else {
@@ -792,7 +789,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   if (vc < 0) throw InvariantError("allocator granted a pair without an eligible packet");
   in.vc_ptr = (vc + 1) % vcs_;
   PacketQueue& q =
-      queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)] : voq(in, vc, o);
+      queueing_ == Queueing::kFifo ? in.queues[static_cast<size_t>(vc)].q : voq(in, vc, o);
   // (A lazy copy is made now, and taken without passing through the queue.)
   const PacketId id = queueing_ == Queueing::kVoq ? take_head(in, vc, o) : q.pop(pool_);
   if (queueing_ == Queueing::kVoq) {

@@ -218,10 +218,15 @@ class Switch : public TimedModule {
   struct Input {
     Link* link = nullptr;
     std::uint32_t pending = 0;        // packets waiting for allocation
-    std::vector<PacketQueue> queues;  // fifo: [vc]; voq: [vc * ports + out]
-    // voq: [vc * ports + out] multicast copies not made yet, queued behind
-    // the packets of `queues` (a packet joining a queue first makes them).
-    std::vector<Ring<LazyCopy>> lazy;
+    // fifo: [vc]; voq: [vc * ports + out]: the packets queued and (voq) the
+    // multicast copies not made yet, queued behind them (a packet joining
+    // the queue first makes them). Side by side in one array: allocation
+    // tests both for every VOQ it looks at.
+    struct Queue {
+      PacketQueue q;
+      Ring<LazyCopy> lazy;
+    };
+    std::vector<Queue> queues;
     std::vector<PortSet> nonempty;  // voq: [vc] outputs with a packet queued
     std::vector<int> occupancy;     // [vc] flits held, departures applied
     Ring<Departure> departures;     // future frees, in time order
@@ -341,10 +346,10 @@ class Switch : public TimedModule {
   // free outputs (each then streams at link rate) while their data fits.
   void wide_grants(int i, Ps e, Ps& wake);
   PacketQueue& voq(Input& in, int vc, int out) {
-    return in.queues[static_cast<size_t>(vc * xports_ + out)];
+    return in.queues[static_cast<size_t>(vc * xports_ + out)].q;
   }
   Ring<LazyCopy>& lazy(Input& in, int vc, int out) {
-    return in.lazy[static_cast<size_t>(vc * xports_ + out)];
+    return in.queues[static_cast<size_t>(vc * xports_ + out)].lazy;
   }
   bool voq_empty(Input& in, int vc, int out) {
     return voq(in, vc, out).empty() && lazy(in, vc, out).empty();
@@ -354,7 +359,7 @@ class Switch : public TimedModule {
   // Flits and multicast original of a VOQ's head, without making it.
   int head_flits(Input& in, int vc, int out);
   PacketId head_parent(Input& in, int vc, int out);
-  // Makes the copy at the front of in.lazy for (vc, out) and queues it.
+  // Makes the first copy not made yet for (vc, out) and queues it.
   void make_lazy_copy(Input& in, int vc, int out);
   // Makes that copy and hands it over, not queued (a grant takes it now).
   PacketId take_lazy_copy(Input& in, int vc, int out);

@@ -90,7 +90,7 @@ PacketId Switch::take_head(Input& in, int vc, int out) {
 std::uint64_t Switch::copies_unmade() const {
   std::uint64_t n = 0;
   for (const Input& in : inputs_)
-    for (const Ring<LazyCopy>& l : in.lazy) n += l.size();
+    for (const Input::Queue& x : in.queues) n += x.lazy.size();
   return n;
 }
 
