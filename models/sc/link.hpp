@@ -89,7 +89,7 @@ struct HeldCredits {
   void release(Ps t) const;
 };
 
-class Link {
+class alignas(64) Link {  // its hot members start a cache line (below)
  public:
   Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window,
        int lanes = 1);
@@ -212,11 +212,22 @@ class Link {
   }
 
   // Layout: a fabric has thousands of links, and a send, a credit check and
-  // a credit return each touch one link far from the last one touched, so
-  // what they read sits together at the front (about four cache lines with
-  // the VCs' credits, instead of ten spread over a 640-byte object); names,
-  // reliability settings and statistics follow.
+  // a credit return each touch a link far from the last one touched, so
+  // what they read sits together at the front, by use: the first line is a
+  // sender's credit check (is the link free, which returns have landed, is
+  // it stalled), the next two a send and a credit return, then the VCs'
+  // credits (those in use in one or two lines). About four lines a send,
+  // instead of ten spread over a 640-byte object. Names, reliability
+  // settings and statistics follow.
+  struct Return {
+    Ps t;
+    int vc;
+    int flits;
+  };
   Ps free_at_ = 0;
+  Ring<Return> returns_;  // in arrival-time order
+  Ring<Return> acks_;     // go-back-N: acks in flight (t, flits freed), in time order
+  Ps stall_since_ = kNever;
   Ps flit_ps_;
   Ps wire_ps_;  // latency + FEC: what a flit, a credit or an ack takes to cross
   TimedModule* rx_ = nullptr;
@@ -230,24 +241,16 @@ class Link {
   bool tx_waiting_ = false;
   bool down_ = false;
   bool go_back_n_ = false;  // rel_.retry == go_back_n
-  LogPoint log_;
-  Window window_;
-  Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
   Ps last_freed_ = 0;
-  Ps stall_since_ = kNever;
-  std::uint64_t transmissions_ = 0;
+  Ps wake_sent_for_ = kNever;  // landing time of the last wake sent to the transmitter
   std::uint64_t in_flight_ = 0;
+  std::uint64_t transmissions_ = 0;
   std::uint64_t packets_sent_ = 0;
   std::uint64_t flits_sent_ = 0;
   Ps busy_in_window_ = 0;
+  LogPoint log_;
+  Window window_;
   std::int64_t replay_held_ = 0;
-  struct Return {
-    Ps t;
-    int vc;
-    int flits;
-  };
-  Ring<Return> returns_;  // in arrival-time order
-  Ring<Return> acks_;     // go-back-N: acks in flight (t, flits freed), in time order
   // A VC's credit state in one place: a packet sent and its credits coming
   // back touch all three. Inline for every VC a link may have (switch.vcs
   // is at most kMaxVcs): the ones in use share a line or two.
