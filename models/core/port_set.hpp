@@ -46,12 +46,12 @@ class PortSet {
   // are a fixed-size copy.
   PortSet& operator=(const PortSet& o) {
     if (this == &o) return *this;
-    if (o.heap_) {
+    if (o.nw_ > kInline) {
       if (!heap_ || nw_ != o.nw_) heap_.reset(new std::uint64_t[o.nw_]);
       std::copy(o.heap_.get(), o.heap_.get() + o.nw_, heap_.get());
       p_ = heap_.get();
     } else {
-      if (heap_) heap_.reset();
+      if (nw_ > kInline) heap_.reset();
       inline_ = o.inline_;
       p_ = inline_.data();
     }
@@ -238,11 +238,12 @@ class PortSet {
     inline_.fill(0);
     p_ = inline_.data();
   }
+  // What the operations read first, in the line's first 48 bytes.
+  std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_
   int size_ = 0;
   std::uint32_t nw_ = 0;
   std::array<std::uint64_t, kInline> inline_{};
-  std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_
-  std::unique_ptr<std::uint64_t[]> heap_;
+  std::unique_ptr<std::uint64_t[]> heap_;  // words beyond kInline (nw_ > kInline only)
 };
 
 }  // namespace fabricsim
