@@ -236,6 +236,14 @@ void Switch::sample_window_start() {
 }
 
 void Switch::check_end_of_run(Ps end) {
+  for (int o = 0; o < ports_; ++o) {
+    const Output& out = outputs_[static_cast<size_t>(o)];
+    std::uint64_t n = 0;
+    for (const PacketQueue& q : out.queues) n += q.size();
+    if (n != out.queued)
+      throw InvariantError(out.link->name() + ": the output counts " + std::to_string(out.queued) +
+                           " packets queued, its queues hold " + std::to_string(n));
+  }
   for (int o = 0; o < ports_ && queueing_ != Queueing::kOutput; ++o) {
     const Output& out = outputs_[static_cast<size_t>(o)];
     for (int v = 0; v < vcs_; ++v) {
@@ -896,11 +904,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   return siblings;
 }
 
-bool Switch::queues_empty(const Output& out) const {
-  for (const PacketQueue& q : out.queues)
-    if (!q.empty()) return false;
-  return true;
-}
+bool Switch::queues_empty(const Output& out) const { return out.queued == 0; }
 
 void Switch::update_fits(int o, int vc) {
   // Engine ports take the per-packet path: a head needing a new table entry
@@ -945,6 +949,7 @@ void Switch::enqueue_output(int o, PacketId id, Ps ready) {
     return;
   }
   out.queues[p.vc].push(pool_, id);
+  ++out.queued;
   ++out_queued_total_;
   schedule_out_try(o, std::max(ready, out.link->free_at()));
 }
@@ -995,6 +1000,7 @@ void Switch::out_try(int o) {
       continue;
     }
     const PacketId id = q.pop(pool_);
+    --out.queued;
     --out_queued_total_;
     out.link->set_stalled(t, false);
     out.vc_ptr = (v + 1) % vcs_;

@@ -252,10 +252,11 @@ class Switch : public TimedModule {
   };
   struct Output {
     Link* link = nullptr;
-    std::vector<PacketQueue> queues;  // [vc] waiting for the link
-    Ring<Sending> sending;            // on the link, space not yet released
+    std::uint32_t queued = 0;  // packets in `queues`: an idle output is told without them
     int vc_ptr = 0;
     Ps try_at = kNever;
+    Ring<Sending> sending;            // on the link, space not yet released
+    std::vector<PacketQueue> queues;  // [vc] waiting for the link
   };
 
   void set_engine_head(Input& in, int vc, int out, PacketId head);
