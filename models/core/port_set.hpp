@@ -238,7 +238,8 @@ class PortSet {
     inline_.fill(0);
     p_ = inline_.data();
   }
-  // What the operations read first, in the line's first 48 bytes.
+  // What every operation reads comes first (48 bytes); the heap words'
+  // owner, used only beyond kInline words, last.
   std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_
   int size_ = 0;
   std::uint32_t nw_ = 0;

@@ -139,6 +139,75 @@ TEST(PortSet, FillTrimsBeyondSize) {
   EXPECT_TRUE(s.has_bits_outside(t));
 }
 
+// Sets of one word, inline words and heap words copied, assigned and moved
+// into each other: every copy holds its source's bits and owns its words.
+TEST(PortSet, CopiesAndMovesAcrossStorage) {
+  auto filled = [](int n, int seed) {
+    PortSet s(n);
+    for (int i = seed % 7; i < n; i += 3 + seed % 5) s.set(i);
+    return s;
+  };
+  auto same = [](const PortSet& a, const PortSet& b) {
+    if (a.size() != b.size()) return false;
+    for (int i = 0; i < a.size(); ++i)
+      if (a.test(i) != b.test(i)) return false;
+    return true;
+  };
+  const std::vector<int> sizes = {40, 100, 256, 300, 700};  // 1, 2, 4, 5 and 11 words
+  for (int a : sizes) {
+    for (int b : sizes) {
+      const PortSet src = filled(a, a + b);
+      PortSet copy(src);
+      EXPECT_TRUE(same(copy, src));
+      copy.set(a - 1);
+      copy.reset(0);
+      EXPECT_TRUE(same(src, filled(a, a + b)));  // the copy owns its words
+      PortSet dst = filled(b, 1);
+      dst = src;  // assignment across storage kinds
+      EXPECT_TRUE(same(dst, src));
+      dst.fill();
+      EXPECT_TRUE(same(src, filled(a, a + b)));
+      PortSet moved(std::move(copy));
+      copy = src;  // a moved-from set can be assigned again
+      EXPECT_TRUE(same(copy, src));
+      PortSet target = filled(b, 2);
+      target = std::move(moved);
+      PortSet expect(src);  // what `copy` held when it was moved
+      expect.set(a - 1);
+      expect.reset(0);
+      EXPECT_TRUE(same(target, expect));
+      const PortSet& self = target;
+      target = self;  // self-assignment keeps the set
+      EXPECT_TRUE(same(target, expect));
+    }
+  }
+  std::vector<PortSet> grown;  // vector growth moves the sets
+  for (int k = 0; k < 40; ++k) grown.push_back(filled(sizes[static_cast<size_t>(k) % sizes.size()], k));
+  for (int k = 0; k < 40; ++k)
+    EXPECT_TRUE(same(grown[static_cast<size_t>(k)], filled(sizes[static_cast<size_t>(k) % sizes.size()], k)));
+}
+
+TEST(Ring, CopiesAndMovesKeepTheOrder) {
+  Ring<int> r;
+  for (int k = 0; k < 40; ++k) r.push_back(k);
+  for (int k = 0; k < 25; ++k) r.pop_front();  // head not at the buffer's start
+  for (int k = 40; k < 50; ++k) r.push_back(k);
+  Ring<int> c(r);
+  Ring<int> a;
+  a.push_back(-1);
+  a = r;
+  Ring<int> m(std::move(c));
+  for (Ring<int>* x : {&r, &a, &m}) {
+    ASSERT_EQ(x->size(), 25u);
+    for (int k = 0; k < 25; ++k) EXPECT_EQ((*x)[static_cast<size_t>(k)], 25 + k);
+  }
+  c = std::move(m);  // a moved-from ring is usable again
+  c.push_back(50);
+  EXPECT_EQ(c.back(), 50);
+  EXPECT_EQ(c.front(), 25);
+  EXPECT_EQ(r.size(), 25u);  // the copies did not share storage
+}
+
 TEST(Ring, FifoOrderAcrossGrowth) {
   Ring<int> r;
   int next_in = 0, next_out = 0;
