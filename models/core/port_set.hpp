@@ -240,10 +240,10 @@ class PortSet {
   }
   // What every operation reads comes first (48 bytes); the heap words'
   // owner, used only beyond kInline words, last.
-  std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_
   int size_ = 0;
   std::uint32_t nw_ = 0;
   std::array<std::uint64_t, kInline> inline_{};
+  std::uint64_t* p_ = inline_.data();  // the words: inline_ or heap_ (after inline_: made from it)
   std::unique_ptr<std::uint64_t[]> heap_;  // words beyond kInline (nw_ > kInline only)
 };
 

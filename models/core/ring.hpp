@@ -31,6 +31,7 @@ class Ring {
     o.cap_ = o.head_ = o.size_ = 0;
   }
   Ring& operator=(Ring&& o) noexcept {
+    if (this == &o) return *this;
     buf_ = std::move(o.buf_);
     cap_ = o.cap_;
     head_ = o.head_;

@@ -132,7 +132,7 @@ Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
     if (rel_.retry == Retry::kNone)
       throw InvariantError(
           name_ + ": packet " + std::to_string(p.serial) + " (" + std::to_string(p.flits) +
-          " flits) arrived corrupted at " + std::to_string(ps_to_ns(t + latency_ps_ + rel_.fec_ps + ser)) +
+          " flits) arrived corrupted at " + std::to_string(ps_to_ns(t + wire_ps_ + ser)) +
           " ns (" +
           (rel_.fec != Fec::kNone ? std::string("an uncorrectable FEC codeword")
                : std::string("bit errors, no FEC")) +
@@ -151,7 +151,7 @@ Ps Link::transmit_reliably(const Packet& p, Ps start, Ps ser) {
       wave_->set(w_vc_, t, p.vc);
       wave_->set(w_packet_, t, static_cast<std::int64_t>((p.serial + 1) & 0xFFFFFFFFu));
     }
-    const Ps nack = t + ser + latency_ps_ + rel_.fec_ps + rel_.ack_delay_ps + latency_ps_ + rel_.fec_ps;
+    const Ps nack = t + ser + wire_ps_ + rel_.ack_delay_ps + wire_ps_;
     if (counted) {
       ++rel_stats_.replays;
       ++rel_stats_.retransmitted_packets;

@@ -130,12 +130,17 @@ def valgrind_rows(cases, tool, expect_fail):
         # not finish): expected for the 3-us case, an error for the others.
         if not instr or (r.returncode != 0 and c["name"] not in expect_fail):
             sys.exit(f"bench: {c['name']} failed under valgrind: {r.stderr.strip()[-500:]}")
-        with open(os.path.join(d, "stats.json")) as f:
-            sim = json.load(f)["sim"]
+        try:
+            with open(os.path.join(d, "stats.json")) as f:
+                sim = json.load(f)["sim"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"bench: {c['name']} wrote no usable stats.json ({e}): {r.stderr.strip()[-500:]}")
         row = {"case": c["name"], "instructions": int(instr.group(1).replace(",", "")),
                "events": sim["events"], "simulated_ns": sim["simulated_ns"]}
-        m = re.search(r"D1\s+misses:\s+([\d,]+)", r.stderr)
-        if m:
+        if "--cache-sim=yes" in cmd:
+            m = re.search(r"D1\s+misses:\s+([\d,]+)", r.stderr)
+            if not m:
+                sys.exit(f"bench: {c['name']}: cachegrind printed no D1 misses: {r.stderr.strip()[-500:]}")
             row["misses_512KiB"] = int(m.group(1).replace(",", ""))
         rows.append(row)
     return rows
