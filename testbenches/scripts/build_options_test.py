@@ -9,22 +9,17 @@ usage: build_options_test.py SOURCE_DIR FABRICSIM
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+import script_run
 
 SRC, FABRICSIM = sys.argv[1], os.path.abspath(sys.argv[2])
 TMP = tempfile.mkdtemp(prefix="build-options-test-")
 
 
-def run(cmd, expect=0, cwd=SRC):
-    t0 = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
-    print(f"[{time.monotonic() - t0:.2f} s] $ {' '.join(cmd)}  -> exit {r.returncode}\n"
-          f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
-    assert r.returncode == expect, f"exit {r.returncode}, expected {expect}"
-    return r
+def run(cmd, expect=0):
+    return script_run.run(cmd, expect, cwd=SRC, tail=2000)
 
 
 def configure_fails(*defs, says):

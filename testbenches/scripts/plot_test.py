@@ -17,10 +17,10 @@ import math
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
-import time
+
+import script_run
 
 SRC, FABRICSIM = sys.argv[1], os.path.abspath(sys.argv[2])
 PLOT = os.path.join(SRC, "scripts", "plot")
@@ -29,12 +29,7 @@ TMP = tempfile.mkdtemp(prefix="plot-test-")
 
 
 def run(cmd, expect=0):
-    t0 = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=TMP)
-    print(f"[{time.monotonic() - t0:.2f} s] $ {' '.join(os.path.basename(c) if c in (PLOT, SWEEP, FABRICSIM) else c for c in cmd)}"
-          f"  -> exit {r.returncode}\n{r.stdout}{r.stderr}")
-    assert r.returncode == expect, f"exit {r.returncode}, expected {expect}"
-    return r
+    return script_run.run(cmd, expect, cwd=TMP, short=(PLOT, SWEEP, FABRICSIM))
 
 
 def fabricsim(config, out, *sets):
