@@ -36,8 +36,8 @@ class CreditCounter {
 
   void give(int n) {
     if (n <= 0 || available_ + n > capacity_)
-      throw InvariantError(std::string(owner_) + ": credit overflow: returning " + std::to_string(n) +
-                           " with " + std::to_string(available_) + " of " +
+      throw InvariantError(std::string(owner_) + ": credit overflow: returning " +
+                           std::to_string(n) + " with " + std::to_string(available_) + " of " +
                            std::to_string(capacity_) + " already available");
     available_ += n;
   }

@@ -82,7 +82,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       static_cast<size_t>(queueing_ == Queueing::kVoq ? vcs_ * xports_ : vcs_);
   for (auto& in : inputs_) {
     in.queues.resize(queues_per_input);
-    if (queueing_ == Queueing::kVoq) in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
+    if (queueing_ == Queueing::kVoq)
+      in.nonempty.assign(static_cast<size_t>(vcs_), PortSet(xports_));
     in.engine_heads.resize(static_cast<size_t>(vcs_ * engine_ports_));
     in.occupancy.assign(static_cast<size_t>(vcs_), 0);
   }
@@ -420,7 +421,8 @@ void Switch::output_down(int o) {
     // Copies not yet made are made now (rare: a fault), so every queue
     // holds only packets and moved ones keep their order behind them.
     for (int k = 0; k < static_cast<int>(in.queues.size()); ++k)
-      while (!in.queues[static_cast<size_t>(k)].lazy.empty()) make_lazy_copy(in, k / xports_, k % xports_);
+      while (!in.queues[static_cast<size_t>(k)].lazy.empty())
+        make_lazy_copy(in, k / xports_, k % xports_);
     if (queueing_ == Queueing::kFifo) {
       for (Input::Queue& x : in.queues)
         for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
@@ -904,7 +906,9 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
   return siblings;
 }
 
-bool Switch::queues_empty(const Output& out) const { return out.queued == 0; }
+bool Switch::queues_empty(const Output& out) const {
+  return out.queued == 0;
+}
 
 void Switch::update_fits(int o, int vc) {
   // Engine ports take the per-packet path: a head needing a new table entry
