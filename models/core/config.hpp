@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/core/allocator.hpp"
+#include "models/core/config_enums.hpp"
 #include "models/core/faults.hpp"
 #include "models/core/address_map.hpp"
 #include "models/core/link_errors.hpp"
@@ -15,30 +16,6 @@
 #include "models/core/time.hpp"
 
 namespace fabricsim {
-
-enum class Queueing { kFifo, kVoq, kOutput };
-enum class Multicast { kEngine, kCrossbar };
-enum class Egress { kHash, kAligned };
-enum class FoldOrder { kMember, kArrival };
-enum class AluKind { kModel, kRtl };
-enum class Pattern {
-  kUniform,
-  kPermutation,
-  kHotspot,
-  kTranspose,
-  kBitReverse,
-  kBitComplement,
-  kShuffle,
-  kNeighbor,
-  kTornado
-};
-enum class Process { kBernoulli, kBursty };
-enum class TopologyKind { kSingle, kScaleUp, kScaleOut };
-enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
-enum class WorkloadKind { kSynthetic, kCollective, kTlm };
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
-enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect, kHierarchical };
-enum class Retry { kNone, kGoBackN };
 
 struct SimConfig {
   std::int64_t seed = 1;
@@ -115,9 +92,6 @@ struct TopologyConfig {
 // scale-up topology above, whose GPUs also have NICs into a packet network
 // of leaf switches (and spines): InfiniBand-like links with credits of
 // flit_bytes per virtual lane, microsecond-class latencies.
-enum class Placement { kPacked, kRail };
-// Phase 2 of the hierarchical all-reduce (across the domains).
-enum class InterAlgo { kRing, kTree, kDoubleTree };
 struct ScaleOutConfig {
   std::int64_t domains = 2;
   Placement placement = Placement::kRail;
@@ -244,10 +218,7 @@ double link_gbps(const LinkConfig& l);  // payload-carrying rate per direction
 Ps flit_time_ps(const LinkConfig& l);   // serialization time of one flit
 Ps switch_cycle_ps(const SwitchConfig& s);
 
-std::string to_string(Queueing q);
 std::string to_string(AllocatorKind a);
-std::string to_string(Pattern p);
-std::string to_string(TopologyKind k);
 
 // Number of endpoints the topology has (switch.ports for a single switch;
 // scaleout.domains x topology.endpoints for a scale-out fabric).
@@ -273,7 +244,6 @@ bool link_reliability_on(const LinkConfig& l);
 // Also when a fault changes a link's BER.
 bool link_reliability_on(const Config& c);
 std::string to_string(Fec f);
-std::string to_string(Retry r);
 // Flits of a packet carrying `payload` bytes: one header flit + payload flits.
 int packet_flits_for(const Config& c, std::int64_t payload_bytes);
 // Address interleave across parallel links: endpoint.stripe_bytes, but never
@@ -281,13 +251,5 @@ int packet_flits_for(const Config& c, std::int64_t payload_bytes);
 // finer stripe would leave links idle: 256-B packets on a 128-B stripe use
 // only every other link).
 std::uint64_t stripe_bytes(const Config& c);
-std::string to_string(CollectiveOp op);
-std::string to_string(CollectiveAlgo a);
-std::string to_string(Multicast m);
-// Whether the collective reduces (nccl-tests prints redop "none" otherwise).
-inline bool reduces(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
-         op == CollectiveOp::kReduce;
-}
 
 }  // namespace fabricsim

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/core/config.hpp"
+#include "models/core/config_enums.hpp"
 
 namespace fabricsim {
 

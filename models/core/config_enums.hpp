@@ -1,0 +1,52 @@
+// The choices of the configuration (config.hpp) as enums, with their names.
+// A header of its own so that code needing only a choice (a training
+// workload's collective op and algorithm) does not depend on the whole
+// Config; the names are the schema's (config.cpp).
+#pragma once
+#include <string>
+
+namespace fabricsim {
+
+enum class Queueing { kFifo, kVoq, kOutput };
+enum class Multicast { kEngine, kCrossbar };
+enum class Egress { kHash, kAligned };
+enum class FoldOrder { kMember, kArrival };
+enum class AluKind { kModel, kRtl };
+enum class Pattern {
+  kUniform,
+  kPermutation,
+  kHotspot,
+  kTranspose,
+  kBitReverse,
+  kBitComplement,
+  kShuffle,
+  kNeighbor,
+  kTornado
+};
+enum class Process { kBernoulli, kBursty };
+enum class TopologyKind { kSingle, kScaleUp, kScaleOut };
+enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
+enum class WorkloadKind { kSynthetic, kCollective, kTlm };
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
+enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect, kHierarchical };
+enum class Retry { kNone, kGoBackN };
+// topology.kind=scaleout: which leaf a NIC goes to.
+enum class Placement { kPacked, kRail };
+// Phase 2 of the hierarchical all-reduce (across the domains).
+enum class InterAlgo { kRing, kTree, kDoubleTree };
+
+std::string to_string(Queueing q);
+std::string to_string(Multicast m);
+std::string to_string(Pattern p);
+std::string to_string(TopologyKind k);
+std::string to_string(CollectiveOp op);
+std::string to_string(CollectiveAlgo a);
+std::string to_string(Retry r);
+
+// Whether the collective reduces (nccl-tests prints redop "none" otherwise).
+inline bool reduces(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kReduce;
+}
+
+}  // namespace fabricsim
