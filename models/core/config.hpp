@@ -1,6 +1,13 @@
-// The simulation's configuration: typed values with defaults. The schema in
-// config.cpp gives each one its key, unit, range and description; the
-// defaults here are what 'fabricsim params' prints.
+// The simulation's configuration: typed values with defaults. The defaults
+// here are what 'fabricsim params' prints. The code, by concern:
+//   config_enums.hpp     the choices as enums, with their names
+//   config_schema.cpp    every key's type, unit, range and description
+//   config_load.cpp      YAML files, 'base:' files, key=value overrides
+//   config_validate.cpp  cross-parameter checks (uses topology and training)
+//   config_docs.cpp      'fabricsim params' text and docs/config.md
+//   config.cpp           quantities derived from a Config
+// Dependencies point one way: topology and training use these types; only
+// config_validate.cpp uses topology and training.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // The choices of the configuration (config.hpp) as enums, with their names.
 // A header of its own so that code needing only a choice (a training
 // workload's collective op and algorithm) does not depend on the whole
-// Config; the names are the schema's (config.cpp).
+// Config; the names are the schema's (config_schema.cpp).
 #pragma once
 #include <string>
 
@@ -42,6 +42,7 @@ std::string to_string(TopologyKind k);
 std::string to_string(CollectiveOp op);
 std::string to_string(CollectiveAlgo a);
 std::string to_string(Retry r);
+std::string to_string(InterAlgo a);
 
 // Whether the collective reduces (nccl-tests prints redop "none" otherwise).
 inline bool reduces(CollectiveOp op) {
