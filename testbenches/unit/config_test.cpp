@@ -199,6 +199,32 @@ TEST(Config, MarkdownListsEveryKey) {
     EXPECT_NE(md.find("`" + e.info.key + "`"), std::string::npos) << e.info.key;
 }
 
+// Every choice reads back as the name it was set by: the schema and
+// to_string take their names from one table per enum.
+TEST(Config, EveryChoiceReadsBackByItsName) {
+  const auto schema = config_schema();
+  for (const auto& e : schema.entries()) {
+    if (e.info.type != ParamType::kChoice) continue;
+    for (const std::string& name : e.info.choices) {
+      Config c;
+      schema.set(c, e.info.key, name);
+      EXPECT_EQ(e.get(c), name) << e.info.key;
+    }
+  }
+  EXPECT_EQ(to_string(InterAlgo::kDoubleTree), "double_tree");
+  EXPECT_EQ(to_string(CollectiveAlgo::kHierarchical), "hierarchical");
+}
+
+// validate() runs its checks in a fixed order (config_validate.cpp): with
+// several problems, the first check's is the one reported.
+TEST(Config, ValidationReportsTheFirstCheckThatFails) {
+  // A packet larger than the input buffer, and a hotspot that does not exist.
+  const std::string m = error_of(
+      [] { load_config("", {"switch.input_buffer_flits=4", "traffic.hotspot_endpoint=64"}); });
+  EXPECT_NE(m.find("switch.input_buffer_flits=4"), std::string::npos) << m;
+  EXPECT_EQ(m.find("traffic.hotspot_endpoint"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace fabricsim
 
