@@ -9,11 +9,12 @@
 // The only config file that uses topology and training: they depend on the
 // Config types, and checking a config means building its wiring and reading
 // its training workload.
+#include "models/core/config.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "models/core/config.hpp"
 #include "models/core/topology.hpp"
 #include "models/core/training.hpp"
 
