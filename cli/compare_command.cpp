@@ -117,7 +117,8 @@ int compare_command(const CompareOptions& opts) {
   for (const NcclRow& r : log.rows) {
     const nlohmann::json* sim = nullptr;
     for (const auto& x : s["collectives"]["rows"])
-      if (x["size_bytes"].get<std::uint64_t>() == r.size && x["iterations"].get<int>() > 0) sim = &x;
+      if (x["size_bytes"].get<std::uint64_t>() == r.size && x["iterations"].get<int>() > 0)
+        sim = &x;  // (none: a size an interrupted run did not reach)
     if (!sim) {
       fmt::print("  {:>12} {:>12.2f} {:>12} {:>12.2f} {:>12} {:>9} {:>9}\n", r.size, r.time_us, "-",
                  r.busbw, "-", "-", "-");

@@ -48,9 +48,13 @@ Interrupts::~Interrupts() {
   for (int k = 0; k < 2; ++k) sigaction(kSignals[k], &g_previous[k], nullptr);
 }
 
-bool Interrupts::requested() const { return signal() != 0; }
+bool Interrupts::requested() const {
+  return signal() != 0;
+}
 
-int Interrupts::signal() const { return g_signal.load(std::memory_order_relaxed); }
+int Interrupts::signal() const {
+  return g_signal.load(std::memory_order_relaxed);
+}
 
 std::string Interrupts::signal_name() const {
   switch (signal()) {

@@ -37,8 +37,8 @@ const std::string kSrc = FABRICSIM_SOURCE_DIR;
 constexpr auto kPatience = std::chrono::seconds(60);
 
 std::string temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("fabricsim_interrupt_" + tag + "_" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("fabricsim_interrupt_" + tag + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d.string();
@@ -127,7 +127,9 @@ class Process {
   bool ended_ = false;
 };
 
-int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+int exit_code(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 nlohmann::json load(const std::string& path) {
   std::ifstream f(path);
@@ -136,9 +138,14 @@ nlohmann::json load(const std::string& path) {
 
 // Synthetic traffic on a 64-port switch for 100 ms of simulated time: hours
 // of host time if it were not stopped.
-const std::vector<std::string> kLongSynthetic = {
-    "run", kSrc + "/configs/switch64.yaml", "--set", "sim.warmup_ns=1000", "sim.duration_ns=1e8",
-    "traffic.load=0.7", "--progress", "-q"};
+const std::vector<std::string> kLongSynthetic = {"run",
+                                                 kSrc + "/configs/switch64.yaml",
+                                                 "--set",
+                                                 "sim.warmup_ns=1000",
+                                                 "sim.duration_ns=1e8",
+                                                 "traffic.load=0.7",
+                                                 "--progress",
+                                                 "-q"};
 
 TEST(Interrupt, SigintStopsARunAndKeepsItsStatistics) {
   const std::string dir = temp_dir("sigint");
