@@ -225,10 +225,11 @@ TEST(Interrupt, SigtermStopsACollectiveAndWritesItsTimeline) {
 // handler has run, ends the process at once by the default action.
 TEST(Interrupt, SecondSigintEndsAtOnce) {
   const std::string dir = temp_dir("twice");
-  std::vector<std::string> args = kLongSynthetic;
-  args.push_back("--out");
-  args.push_back(dir);
-  Process p(args, dir);
+  // NVL72 (72 GPUs, 18 switches): 16384 instants take about 0.3 s of host
+  // time here, against a few ms for this test to send the second signal.
+  Process p({"run", kSrc + "/configs/nvl72.yaml", "--set", "sim.duration_ns=1e6", "--progress",
+             "-q", "--out", dir},
+            dir);
   // Just after a progress line: the next check is 16384 instants away.
   ASSERT_TRUE(p.wait_for_stderr("us simulated")) << p.err();
   kill(p.pid(), SIGINT);
