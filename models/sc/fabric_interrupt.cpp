@@ -27,11 +27,14 @@ bool Fabric::finish_interrupted() {
     interrupted_ = false;
     return finish();
   }
-  // Work-bound runs (collectives) close their statistics at now in finish().
-  // A synthetic run's window closes here: [warm-up end, now), or empty at
-  // now if the warm-up was not over. simulated_ns is then the time reached.
+  // Work-bound runs (collectives) close their statistics at now in finish(),
+  // as when their work ends. A synthetic run's window closes here, 1 ps
+  // after the instant reached: a run ends before its window's end (sc_start
+  // stops short of it), so this one's statistics are those of the same run
+  // with a window ending there, bit for bit. The window is empty if the
+  // warm-up was not over.
   if (!ends_with_work()) {
-    const Ps t = scheduler_.now();
+    const Ps t = scheduler_.now() + 1;
     window_ = Window{std::min(window_.begin, t), t};
     for (auto& l : links_) l->close_window(window_);
     for (auto& sw : switches_) sw->close_window(window_);
