@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/interrupt.hpp"
 #include "models/core/config.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/nccl_log.hpp"
@@ -83,6 +84,9 @@ int compare_command(const CompareOptions& opts) {
     return 2;
   }
 
+  // Ctrl-C stops the sweep of sizes where it is: the sizes done (and the
+  // current one's finished iterations) are compared, the rest shown as '-'.
+  const Interrupts interrupts;
   std::unique_ptr<Fabric> fabric;
   try {
     fabric = std::make_unique<Fabric>("fabric", cfg, RtlAlu::factory());
@@ -90,8 +94,10 @@ int compare_command(const CompareOptions& opts) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());
     return 2;
   }
+  interrupts.watch(*fabric);
   const bool ok = fabric->run();
-  const nlohmann::json s = fabric->stats();
+  nlohmann::json s = fabric->stats();
+  if (fabric->interrupted()) s["sim"]["interrupted_by"] = interrupts.signal_name();
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);
   std::ofstream(std::filesystem::path(opts.out_dir) / "stats.json") << s.dump(2) << "\n";
@@ -111,7 +117,8 @@ int compare_command(const CompareOptions& opts) {
   for (const NcclRow& r : log.rows) {
     const nlohmann::json* sim = nullptr;
     for (const auto& x : s["collectives"]["rows"])
-      if (x["size_bytes"].get<std::uint64_t>() == r.size) sim = &x;
+      if (x["size_bytes"].get<std::uint64_t>() == r.size && x["iterations"].get<int>() > 0)
+        sim = &x;  // (none: a size an interrupted run did not reach)
     if (!sim) {
       fmt::print("  {:>12} {:>12.2f} {:>12} {:>12.2f} {:>12} {:>9} {:>9}\n", r.size, r.time_us, "-",
                  r.busbw, "-", "-", "-");
@@ -130,7 +137,14 @@ int compare_command(const CompareOptions& opts) {
   fmt::print("# {} sizes compared: mean |error| {:.1f}%, max {:.1f}% (busbw); simulated statistics "
              "in {}/stats.json\n",
              n, n ? 100.0 * sum_err / n : 0.0, 100.0 * max_err, opts.out_dir);
-  return 0;
+  if (fabric->interrupted()) {
+    const CollectiveSweep& k = *fabric->sweep();
+    fmt::print("# {}: stopped at {:.3f} us simulated during call {} of {} ({} B); sizes not "
+               "reached are shown as '-'\n",
+               interrupts.signal_name(), ps_to_ns(fabric->window().end) / 1000.0,
+               k.current_index() + 1, k.calls().size(), k.current().bytes);
+  }
+  return interrupts.requested() ? interrupts.exit_status() : 0;
 }
 
 }  // namespace fabricsim

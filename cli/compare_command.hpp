@@ -14,7 +14,8 @@ struct CompareOptions {
   std::string out_dir = "out/compare";
 };
 
-// Exit status: 0 compared, 1 the simulation failed a check, 2 bad input.
+// Exit status: 0 compared, 1 the simulation failed a check, 2 bad input,
+// 128 + the signal when SIGINT or SIGTERM stopped it (cli/interrupt.hpp).
 int compare_command(const CompareOptions& opts);
 
 }  // namespace fabricsim

@@ -51,6 +51,14 @@ int sc_main(int argc, char* argv[]) {
                       "only changes (and timeline events) in START_NS:END_NS (either side may be "
                       "empty)");
 
+  // What Ctrl-C does (cli/interrupt.hpp), for both simulating commands.
+  const std::string on_signal =
+      "Ctrl-C (SIGINT) or SIGTERM stops the simulation at the current simulated instant, writes "
+      "stats.json (and any waveform or timeline) for the part simulated, marked \"interrupted\": "
+      "true, prints the summary and exits 130 (SIGINT) or 143 (SIGTERM); a second one ends at "
+      "once.\nExit status: 0 done, 1 a check failed, 2 bad input, 130/143 interrupted.";
+  run_cmd->footer(on_signal);
+
   CompareOptions cmp;
   auto* cmp_cmd = app.add_subcommand(
       "compare", "simulate the sizes of an nccl-tests *_perf output and print both side by side");
@@ -61,6 +69,7 @@ int sc_main(int argc, char* argv[]) {
   cmp_cmd->add_option("--op", cmp.op,
                       "the collective, when the log does not name its test (all_reduce, ...)");
   cmp_cmd->add_option("--out", cmp.out_dir, "where the simulated stats.json goes (default out/compare)");
+  cmp_cmd->footer(on_signal);
 
   bool markdown = false;
   auto* params_cmd = app.add_subcommand("params", "list every configuration parameter");

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "cli/host_stats.hpp"
+#include "cli/interrupt.hpp"
 #include "models/core/config.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/log.hpp"
@@ -42,7 +44,9 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
              "redop", "time", "algbw", "busbw", "#wrong");
   fmt::print("# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "(B)", "(elements)", "", "",
              "(us)", "(GB/s)", "(GB/s)", "");
+  const bool cut_short = s["sim"].contains("interrupted");
   for (const auto& r : k["rows"]) {
+    if (cut_short && r["iterations"].get<int>() == 0) continue;  // not reached
     const bool checked = k["check"].get<bool>();
     fmt::print("  {:>12} {:>12} {:>8} {:>6} {:>10.2f} {:>9.2f} {:>9.2f} {:>8}\n",
                r["size_bytes"].get<std::uint64_t>(), r["count"].get<std::uint64_t>(),
@@ -140,6 +144,18 @@ void print_summary(const Config& c, const nlohmann::json& s, const std::string& 
              static_cast<double>(s["host"]["peak_rss_bytes"].get<std::uint64_t>()) / 1048576.0, path);
 }
 
+// Always printed (--quiet too): the exit status alone would not say that
+// stats.json covers only part of the run.
+void print_interrupted(const Fabric& f, const Interrupts& sig, const std::string& path) {
+  const CollectiveSweep* k = f.sweep();
+  const std::string where =
+      k ? fmt::format(" during call {} of {}", k->current_index() + 1, k->calls().size()) : "";
+  fmt::print(stderr,
+             "fabricsim: {}: stopped at {:.3f} us simulated{}; statistics of the part simulated "
+             "(marked interrupted) -> {}\n",
+             sig.signal_name(), ps_to_ns(f.window().end) / 1000.0, where, path);
+}
+
 }  // namespace
 
 int run_command(const RunOptions& opts) {
@@ -202,6 +218,9 @@ int run_command(const RunOptions& opts) {
   }
   RtlWave rtl_wave({opts.wave_rtl, opts.wave_scope, window_begin, window_end});
 
+  // From here on, Ctrl-C stops the run and keeps what was simulated (a
+  // signal while the fabric is built stops it at its first check).
+  const Interrupts interrupts;
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Fabric> built;
   try {
@@ -224,12 +243,14 @@ int run_command(const RunOptions& opts) {
   // on stderr, redrawn at most twice a second.
   const bool progress = opts.progress || (!opts.quiet && isatty(STDERR_FILENO));
   auto last_line = t0;
+  double done_at = 0;  // at the last check: where an interrupted run stopped
   auto print_progress = [&](bool final_line) {
     const auto now = std::chrono::steady_clock::now();
+    if (!final_line) done_at = fabric.progress();
     if (!final_line && now - last_line < std::chrono::milliseconds(500)) return;
     last_line = now;
     const double host = std::chrono::duration<double>(now - t0).count();
-    const double done = final_line ? 1.0 : fabric.progress();
+    const double done = final_line && !fabric.interrupted() ? 1.0 : done_at;
     const std::string eta =
         done > 0.01 && !final_line ? fmt::format(", ETA {:.0f} s", host * (1 - done) / done) : "";
     const std::string detail = fabric.progress_detail();
@@ -240,7 +261,8 @@ int run_command(const RunOptions& opts) {
                final_line ? "\n" : "");
     std::fflush(stderr);
   };
-  if (progress) fabric.scheduler().set_progress([&] { print_progress(false); });
+  interrupts.watch(fabric, progress ? std::function<void()>([&] { print_progress(false); })
+                                    : std::function<void()>());
   if (!opts.wave.empty() || !opts.timeline.empty())
     fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end, opts.timeline});
   if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
@@ -251,7 +273,8 @@ int run_command(const RunOptions& opts) {
 
   nlohmann::json s = fabric.stats();
   s["sim"]["host_seconds"] = host_s;
-  s["sim"]["status"] = ok ? "ok" : "failed";
+  s["sim"]["status"] = !ok ? "failed" : fabric.interrupted() ? "interrupted" : "ok";
+  if (fabric.interrupted()) s["sim"]["interrupted_by"] = interrupts.signal_name();
   if (!ok) s["sim"]["error"] = fabric.error();
   s["host"] = {{"build", build_flavour()},
                {"peak_rss_bytes", peak_rss_bytes()},
@@ -285,8 +308,11 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric.error());
     return 1;
   }
+  if (fabric.interrupted()) print_interrupted(fabric, interrupts, path);
   if (!opts.quiet) print_summary(cfg, s, path);
-  return 0;
+  // A signal after the run had ended still says the caller was stopped (a
+  // shell loop or scripts/sweep then stops too); stats.json is complete.
+  return interrupts.requested() ? interrupts.exit_status() : 0;
 }
 
 }  // namespace fabricsim

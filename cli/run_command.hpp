@@ -21,7 +21,8 @@ struct RunOptions {
   bool progress = false;         // --progress: the progress line even when stderr is not a terminal
 };
 
-// Exit status: 0 success, 1 the simulation failed a check, 2 bad input.
+// Exit status: 0 success, 1 the simulation failed a check, 2 bad input,
+// 128 + the signal when SIGINT or SIGTERM stopped it (cli/interrupt.hpp).
 int run_command(const RunOptions& opts);
 
 }  // namespace fabricsim

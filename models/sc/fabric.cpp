@@ -310,6 +310,7 @@ bool Fabric::run() {
     scheduler_.set_run_ahead(window_.end);
   sc_core::sc_start(sc_core::sc_time::from_value(window_.end));
   scheduler_.set_run_ahead(0);
+  if (interrupted_) return finish_interrupted();
   if (collective() && !sweep_->done() && !scheduler_.errors().failed()) {
     finished_ = true;
     error_ = "the collective sweep did not finish by " + std::to_string(ps_to_ns(window_.end)) +

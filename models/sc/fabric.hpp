@@ -172,6 +172,20 @@ class Fabric : public sc_core::sc_module {
 
  public:
   const FaultInjector* faults() const { return faults_.get(); }
+
+  // Stopping early on request (fabricsim's Ctrl-C; fabric_interrupt.cpp).
+  // interrupt() ends the run at the end of the simulated instant being run:
+  // call it from inside the simulation (the scheduler's progress hook, which
+  // runs at the start of an instant). run() then closes the statistics and
+  // the end-of-run checks at that instant, with what is still moving counted
+  // as in flight, and writes the waveforms and timeline of the part simulated.
+  void interrupt();
+  // run() ended at interrupt() before its work or window did.
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  bool finish_interrupted();
+  bool interrupted_ = false;
 };
 
 }  // namespace fabricsim

@@ -235,6 +235,8 @@ nlohmann::json Fabric::stats() const {
               {"flit_time_ns", ps_to_ns(flit)},
               {"cycle_ns", ps_to_ns(switch_cycle_ps(cfg_.sw))},
               {"window_flit_cycles", cycles}};
+  // Only in a run stopped early (Ctrl-C): simulated_ns is then the time reached.
+  if (interrupted_) j["sim"]["interrupted"] = true;
 
   std::uint64_t offered = 0, accepted = 0, packets = 0, data_packets = 0, reads = 0;
   double min_acc = endpoints_.empty() ? 0 : 1e300, max_acc = 0;
