@@ -6,7 +6,7 @@
 // The owner's name (for those messages) is borrowed, not copied: it must
 // outlive the counter (a literal, or a string its link keeps). A link checks
 // its counters at every send and credit return, thousands of links apart:
-// without a string inside, a VC's counter is 16 bytes (was 40), and the
+// without a string inside, a VC's counter is 16 bytes, and the
 // credit state of a link's VCs in use fits a line or two.
 #pragma once
 #include <string>

@@ -6,7 +6,8 @@
 // scans hundreds of these per allocation, and scattered blocks cost more
 // in cache misses than the bit operations themselves). A switch of up to 64
 // ports has one word: the operations take it directly, without the loop and
-// the storage choice (they were a fifth of a dgx-h100 NVLS run's instructions).
+// the storage choice (with them, those took a fifth of a dgx-h100 NVLS run's
+// instructions).
 // A pointer to the words in use (inline or on the heap) saves the storage
 // choice on every bit access too.
 #pragma once

@@ -473,7 +473,7 @@ TEST(Collective, PushReduceExactOnDgxH100) {
 
 // A one-shot collective waits for its last contributor: a straggler that
 // starts D late delays completion by D, within one packet time (the others'
-// contributions no longer queue at the engine ahead of it).
+// contributions do not queue at the engine ahead of it).
 void one_shot_moves_by_the_delay(const std::string& algorithm) {
   const std::vector<std::string> base = {"switch.ports=4", "collective.algorithm=" + algorithm,
                                          "collective.min_bytes=256", "collective.max_bytes=256"};

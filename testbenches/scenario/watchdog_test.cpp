@@ -82,7 +82,8 @@ namespace {
 // a 272-B packet needs ~77 tries of ~211 ns) are slow, not stuck: go-back-N
 // books a packet's retries when it sends it, so nothing new starts for
 // 16 us at a time. The watchdog must count a link still sending (or
-// replaying) as progress; it used to stop this run at 250 us.
+// replaying) as progress; a watchdog that did not would stop this run at
+// 250 us.
 TEST(Watchdog, QuietWhileLinksRetry) {
   const Config c = load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100-allreduce.yaml",
                                {"collective.algorithm=nvls", "collective.min_bytes=16384",

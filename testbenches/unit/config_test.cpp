@@ -285,8 +285,9 @@ TEST(Config, WatchdogLongerThanLinkLatenciesAndStragglers) {
 namespace fabricsim {
 namespace {
 
-// Found by fuzz_config: YAML allows a list or a map as a key ('? ...');
-// the loader threw yaml-cpp's own exception past the caller. Now a ConfigError.
+// From fuzz_config's corpus: YAML allows a list or a map as a key ('? ...');
+// the loader reports a ConfigError, not yaml-cpp's own exception past the
+// caller.
 TEST(Config, AKeyThatIsNotANameIsAConfigError) {
   const std::string path = "/tmp/fabricsim_complex_key_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << "link:\n  lanes: 2\n? [a, b]\n: 1\n";
@@ -301,10 +302,10 @@ TEST(Config, AKeyThatIsNotANameIsAConfigError) {
 namespace fabricsim {
 namespace {
 
-// Found by fuzz_config: `base:` with an empty value (here a bare YAML tag)
-// named the including file's directory, which opens like a file and then
-// throws std::ios_base::failure on the first read, past the caller. Both an
-// empty base and a directory are now ConfigErrors that say so.
+// From fuzz_config's corpus: `base:` with an empty value (here a bare YAML
+// tag) would name the including file's directory, which opens like a file
+// and then throws std::ios_base::failure on the first read, past the
+// caller. Both an empty base and a directory are ConfigErrors that say so.
 TEST(Config, AnEmptyBaseOrADirectoryIsAConfigError) {
   const std::string path = write_temp("base: !gx-h099.yaml\nlink:\n  lanes: 2\n");
   const std::string m = error_of([&] { load_config(path, {}); });
