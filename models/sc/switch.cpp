@@ -60,12 +60,12 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
       alu_(alu ? std::move(alu) : std::make_unique<ModelAlu>()),
-      table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
       alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
       port_bytes_per_cycle_(cfg.reduction.port_bytes_per_cycle),
       alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
+      table_(static_cast<std::size_t>(cfg.reduction.table_entries),
+             cfg.reduction.order == FoldOrder::kArrival),
       mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
-      arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
       data_(cfg.collective.data),
       slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
   for (Share& sh : share_) {
@@ -74,7 +74,6 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
     sh.ask_bits.assign(static_cast<size_t>(xports_), 0);
     sh.askers = PortSet(xports_);
   }
-  table_keys_ = KeySet(table_capacity_);
   for (auto& c : engine_class_)
     c.assign(static_cast<size_t>(std::max(0, vcs_ * engine_ports_)), PortSet(xports_));
   engine_scratch_ = PortSet(xports_);
@@ -98,10 +97,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
 
 void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
   groups_ = std::move(groups);
-  member_index_.assign(groups_.size(), std::vector<int>(routes_.size(), -1));
-  for (size_t g = 0; g < groups_.size(); ++g)
-    for (size_t k = 0; k < groups_[g].size(); ++k)
-      member_index_[g][static_cast<size_t>(groups_[g][k])] = static_cast<int>(k);
+  table_.set_groups(groups_, routes_.size());
 }
 
 void Switch::enqueue_input(int port, PacketId id) {
@@ -858,7 +854,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     } else if (n == kNeedTable) {
       if (wave_) wave_->add(w_table_, e, 1);
       engine_track(e);
-      Entry& entry = table_[entry_key(p)];
+      ReductionTable::Entry& entry = table_.open(entry_key(p));
       table_changed(entry_key(p), true);
       entry.group = p.group;
       entry.bytes = p.bytes;

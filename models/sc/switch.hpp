@@ -37,6 +37,7 @@
 #include "models/core/key_set.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
+#include "models/core/reduction_table.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/wave_trace.hpp"
 #include "models/sc/link.hpp"
@@ -148,24 +149,7 @@ class Switch : public TimedModule {
 
  private:
   enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17, kItemEngine = 18 };
-  struct Entry {
-    int next_member = 0;           // fold position (members folded so far)
-    PayloadId acc = kNoPayload;    // the running result
-    std::vector<PayloadId> early;  // contributions that came before their turn
-    std::vector<bool> seen;        // reduction.order=arrival: members folded
-    Ps first = 0;                  // first contribution folded in
-    bool started = false;
-    std::uint16_t group = 0;
-    std::uint32_t bytes = 0;
-    std::uint8_t vc = 0;
-    bool pull = false;  // ld_reduce: answer the requester only
-    std::int32_t requester = -1;
-    RedOp redop = RedOp::kSum;  // from the packet that opened the entry
-    DType dtype = DType::kFp32;
-  };
-  static std::uint64_t entry_key(const Packet& p) {
-    return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
-  }
+  static std::uint64_t entry_key(const Packet& p) { return ReductionTable::key(p.group, p.addr); }
   // Engine resources a head must get before it may be granted an engine
   // port: a table entry (the first contribution or ld_reduce of an address)
   // or a replication slot (a multicast write passing through).
@@ -174,13 +158,12 @@ class Switch : public TimedModule {
     if (kind == PacketKind::kMcStore) return kNeedSlot;
     // A read response always finds the entry of the ld_reduce that read it.
     if (kind == PacketKind::kReadResp) return kNeedNone;
-    return table_keys_.contains(key) ? kNeedNone : kNeedTable;
+    return table_.contains(key) ? kNeedNone : kNeedTable;
   }
   Need engine_need(const Packet& p) const { return engine_need(p.kind, entry_key(p)); }
   std::size_t engine_free(Need n) const {
-    const std::size_t used = n == kNeedTable ? table_.size() : slots_held_;
-    const std::size_t cap = n == kNeedTable ? table_capacity_ : slot_capacity_;
-    return cap - std::min(cap, used);
+    if (n == kNeedTable) return table_.free();
+    return slot_capacity_ - std::min(slot_capacity_, slots_held_);
   }
   bool engine_can_take(PacketId head) const;
   // Shares pool n's free resources among the heads that asked this edge.
@@ -189,7 +172,7 @@ class Switch : public TimedModule {
   void release_slot(Ps t);
   void engine_fold(PacketId id);
   // acc = acc op in through the backend (and the fold sink, if any).
-  void fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
+  void fold(const ReductionTable::Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
   void engine_track(Ps t);
   // Queues a unicast packet made by the engine at engine port `port`'s input.
   void inject_from_engine(PacketId id, int port, Ps t);
@@ -458,12 +441,10 @@ class Switch : public TimedModule {
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
   // Reduction engine.
   std::unique_ptr<AluBackend> alu_;  // the engine's arithmetic (model or RTL)
-  std::size_t table_capacity_;
   std::int64_t alu_bytes_per_cycle_;
   std::int64_t port_bytes_per_cycle_;
   Ps alu_pipeline_ps_;
-  std::unordered_map<std::uint64_t, Entry> table_;
-  KeySet table_keys_;  // the keys of table_, for the per-head lookup of allocation
+  ReductionTable table_;  // entries and fold order
   // voq: [Need][vc * engine ports + k] the inputs whose head for engine port
   // k on vc needs nothing, a table entry or a replication slot, kept as heads
   // and the table change: allocation asks the engine ports with word
@@ -473,7 +454,6 @@ class Switch : public TimedModule {
   // Heads whose need depends on the table, by key: (vc * engine ports + k) * xports + input.
   std::unordered_map<std::uint64_t, std::vector<int>> heads_by_key_;
   PortSet engine_scratch_;
-  std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
   EngineStats engine_stats_;
   Ps table_changed_at_ = 0;
   bool engine_waiter_ = false;         // an allocation is blocked on a full table
@@ -488,7 +468,6 @@ class Switch : public TimedModule {
   std::vector<int> fold_alu_;  // [engine port] -> sink id, -1
   std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
   const bool mc_via_engine_;               // switch.multicast=engine and an engine
-  const bool arrival_order_;               // reduction.order=arrival
   const bool data_;                        // collective.data: fold the values (else timing only)
   std::size_t slot_capacity_;              // reduction.replication_slots
   std::size_t slots_held_ = 0;             // multicast writes the engine holds

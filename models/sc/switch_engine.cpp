@@ -39,9 +39,7 @@ void Switch::engine_fold(PacketId id) {
   pool_.release(id);
   ++contributions_consumed_;
   const auto key = entry_key(c);
-  auto it = table_.find(key);
-  if (it == table_.end()) throw InvariantError("reduction engine: contribution without an entry");
-  Entry& e = it->second;
+  ReductionTable::Entry& e = table_.at(key);
   if (c.kind == PacketKind::kLdReduceReq) {
     // Pull: read the address from every member (a multicast read request);
     // their responses come back as the contributions to fold.
@@ -62,52 +60,13 @@ void Switch::engine_fold(PacketId id) {
     replicate(r, engine_port_for(c.addr), t);
     return;
   }
-  const int m = member_index_[c.group][static_cast<size_t>(c.src)];
-  if (m < 0)
-    throw InvariantError("reduction engine: endpoint " + std::to_string(c.src) +
-                         " is not a member of group " + std::to_string(c.group));
-  const int n = static_cast<int>(groups_[c.group].size());
   if (!e.pull) e.requester = c.dst;  // push: where the result goes (-1: multicast to the group)
   if (window_.contains(t)) ++engine_stats_.contributions;
-  if (!e.started) {
-    e.started = true;
-    e.first = t;
-  }
-  if (arrival_order_) {
-    // Fold each contribution as it comes: no waiting, but a floating-point
-    // sum then depends on the arrival order (the check allows for it).
-    if (e.seen.empty()) e.seen.assign(static_cast<size_t>(n), false);
-    if (e.seen[static_cast<size_t>(m)])
-      throw InvariantError("reduction engine: member " + std::to_string(m) +
-                           " contributed twice to one entry");
-    e.seen[static_cast<size_t>(m)] = true;
-    if (e.acc == kNoPayload) {
-      e.acc = c.payload;
-    } else {
-      fold(e, c, payloads_->data(e.acc), payloads_->data(c.payload), t);
-      payloads_->release(c.payload);
-    }
-    ++e.next_member;
-  } else {
-    if (e.early.empty()) e.early.assign(static_cast<size_t>(n), kNoPayload);
-    if (e.early[static_cast<size_t>(m)] != kNoPayload || m < e.next_member)
-      throw InvariantError("reduction engine: member " + std::to_string(m) +
-                           " contributed twice to one entry");
-    e.early[static_cast<size_t>(m)] = c.payload;
-  }
-  while (!arrival_order_ && e.next_member < n &&
-         e.early[static_cast<size_t>(e.next_member)] != kNoPayload) {
-    const PayloadId in = e.early[static_cast<size_t>(e.next_member)];
-    e.early[static_cast<size_t>(e.next_member)] = kNoPayload;
-    if (e.acc == kNoPayload) {
-      e.acc = in;  // the first member's data starts the fold
-    } else {
-      fold(e, c, payloads_->data(e.acc), payloads_->data(in), t);
-      payloads_->release(in);
-    }
-    ++e.next_member;
-  }
-  if (e.next_member < n) return;
+  const bool complete = table_.contribute(e, c.src, c.payload, t, [&](PayloadId acc, PayloadId in) {
+    fold(e, c, payloads_->data(acc), payloads_->data(in), t);
+    payloads_->release(in);
+  });
+  if (!complete) return;
   // Complete: the result leaves as a multicast from the engine's input.
   if (window_.contains(t)) {
     ++engine_stats_.completed;
@@ -134,7 +93,7 @@ void Switch::engine_fold(PacketId id) {
   res.group = c.group;
   res.payload = e.acc;
   engine_track(t);
-  table_.erase(it);
+  table_.close(key);
   table_changed(key, false);
   if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
@@ -193,10 +152,6 @@ void Switch::engine_head_gone(int i, int vc, int out) {
 }
 
 void Switch::table_changed(std::uint64_t key, bool made) {
-  if (made)
-    table_keys_.insert(key);
-  else
-    table_keys_.erase(key);
   auto it = heads_by_key_.find(key);
   if (it == heads_by_key_.end()) return;
   for (int code : it->second) {
@@ -215,7 +170,7 @@ void Switch::trace_folds(FoldSink& sink) {
         sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
 }
 
-void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in,
+void Switch::fold(const ReductionTable::Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in,
                   Ps t) {
   if (!data_) return;  // timing only (collective.data=false)
   // Every contribution of an entry comes through the port its address maps to.
