@@ -57,24 +57,18 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       free_requested_(xports_),
       busy_requested_(xports_),
       max_flits_(max_packet_flits(cfg)),
-      flit_bytes_(cfg.link.flit_bytes),
       output_buffer_flits_(static_cast<int>(cfg.sw.output_buffer_flits)),
-      alu_(alu ? std::move(alu) : std::make_unique<ModelAlu>()),
-      table_capacity_(static_cast<std::size_t>(cfg.reduction.table_entries)),
-      alu_bytes_per_cycle_(cfg.reduction.alu_bytes_per_cycle),
-      port_bytes_per_cycle_(cfg.reduction.port_bytes_per_cycle),
-      alu_pipeline_ps_(static_cast<Ps>(cfg.reduction.pipeline_cycles) * switch_cycle_ps(cfg.sw)),
-      mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine),
-      arrival_order_(cfg.reduction.order == FoldOrder::kArrival),
-      data_(cfg.collective.data),
-      slot_capacity_(static_cast<std::size_t>(cfg.reduction.replication_slots)) {
+      mc_via_engine_(engine_port_ >= 0 && cfg.sw.multicast == Multicast::kEngine) {
+  if (engine_port_ >= 0)
+    engine_ = std::make_unique<ReductionEngine>(ReductionEngine::Params::from(cfg, engine_port_),
+                                                pool, payloads, std::move(alu),
+                                                static_cast<EngineHost&>(*this), window);
   for (Share& sh : share_) {
     sh.given.assign(static_cast<size_t>(xports_), -1);
     sh.by_bits = vcs_ * engine_ports_ <= 64;
     sh.ask_bits.assign(static_cast<size_t>(xports_), 0);
     sh.askers = PortSet(xports_);
   }
-  table_keys_ = KeySet(table_capacity_);
   for (auto& c : engine_class_)
     c.assign(static_cast<size_t>(std::max(0, vcs_ * engine_ports_)), PortSet(xports_));
   engine_scratch_ = PortSet(xports_);
@@ -98,10 +92,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
 
 void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
   groups_ = std::move(groups);
-  member_index_.assign(groups_.size(), std::vector<int>(routes_.size(), -1));
-  for (size_t g = 0; g < groups_.size(); ++g)
-    for (size_t k = 0; k < groups_[g].size(); ++k)
-      member_index_[g][static_cast<size_t>(groups_[g][k])] = static_cast<int>(k);
+  if (engine_) engine_->set_groups(groups_, routes_.size());
 }
 
 void Switch::enqueue_input(int port, PacketId id) {
@@ -181,7 +172,7 @@ void Switch::handle(const Item& item) {
       }
       break;
     case kItemEngine:
-      engine_fold(item.a);
+      engine_->fold(item.a, now());
       break;
     case kItemOutTry: {
       Output& o = outputs_[item.a];
@@ -279,10 +270,10 @@ void Switch::check_end_of_run(Ps end) {
                            " flits fits its " + std::to_string(space(o, v)) +
                            " free flits or nothing waits");
   }
-  if (slots_held_ > mc_originals_ + engine_inflight_)
-    throw InvariantError("reduction engine holds " + std::to_string(slots_held_) +
+  if (engine_ && engine_->slots_held() > mc_originals_ + engine_->inflight())
+    throw InvariantError("reduction engine holds " + std::to_string(engine_->slots_held()) +
                          " replication slots but only " +
-                         std::to_string(mc_originals_ + engine_inflight_) +
+                         std::to_string(mc_originals_ + engine_->inflight()) +
                          " multicast writes are in the switch (a slot leaked)");
   // Per input: flits of packets not yet granted plus flits still on the wire
   // must equal the credits the upstream link counts as outstanding (granted
@@ -370,15 +361,7 @@ void Switch::trace(WaveTrace& w) {
   for (int i = 0; i < ports_; ++i)
     inputs_[static_cast<size_t>(i)].w_occupancy =
         w.signal(base + ".in" + std::to_string(i) + ".occupancy", 24);
-  if (has_engine()) {
-    w_table_ = w.signal(base + ".engine.table", 24);
-    w_slots_ = w.signal(base + ".engine.slots", 24);
-    for (int k = 0; k < engine_ports_; ++k) {
-      const std::string port = base + ".engine.port" + std::to_string(k);
-      w_engine_valid_.push_back(w.signal(port + ".valid", 1));
-      w_engine_tag_.push_back(w.signal(port + ".tag", 16, 0, false));
-    }
-  }
+  if (engine_) engine_->trace(w, base);
 }
 
 int Switch::route(int dst, std::uint64_t addr) const {
@@ -834,41 +817,12 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     b = std::max(e + xfer_ps_[p.flits], tail_in);
   }
   if (is_engine_port(o)) {
-    // The engine port takes port_bytes_per_cycle per cycle and its ALU
-    // reduces alu_bytes_per_cycle: the port is busy until both can take
-    // the next packet; the link input until the tail has crossed.
-    const Ps alu = engine_alu_ps(p);
-    const Ps alu_end = e + std::max(alu, engine_port_ps(engine_bytes(p)));
-    engine_stats_.alu_busy += overlap(e, e + alu, window_.begin, window_.end);
-    if (wave_) {  // the engine port takes the packet: valid for its port time
-      const auto k = static_cast<size_t>(o - engine_port_);
-      wave_->set(w_engine_valid_[k], e, 1);
-      wave_->set(w_engine_valid_[k], alu_end, 0);
-      wave_->set(w_engine_tag_[k], e, static_cast<std::int64_t>(entry_key(p) & 0xFFFFu));
-    }
-    // Reserve what it needs now (allocation made sure there was room).
+    // The engine port is busy until it and its ALU can take the next
+    // packet (ReductionEngine::accept); the link input until the tail has crossed.
     const Need n = engine_need(p);
     if (n != kNeedNone) share_[n].given[static_cast<size_t>(i)] = -1;
-    if (n == kNeedSlot) {
-      ++slots_held_;
-      p.engine_slot = true;
-      if (window_.contains(e))
-        engine_stats_.max_slots = std::max(engine_stats_.max_slots, static_cast<int>(slots_held_));
-      if (wave_) wave_->add(w_slots_, e, 1);
-    } else if (n == kNeedTable) {
-      if (wave_) wave_->add(w_table_, e, 1);
-      engine_track(e);
-      Entry& entry = table_[entry_key(p)];
-      table_changed(entry_key(p), true);
-      entry.group = p.group;
-      entry.bytes = p.bytes;
-      entry.vc = p.vc;
-      entry.redop = p.redop;
-      entry.dtype = p.dtype;
-      if (window_.contains(e))
-        engine_stats_.max_occupancy =
-            std::max(engine_stats_.max_occupancy, static_cast<int>(table_.size()));
-    }
+    const Ps alu_end = engine_->accept(p, o, e, n);
+    if (n == kNeedTable) table_changed(entry_key(p), true);
     in_busy_[static_cast<size_t>(i)] = b;
     out_busy_[static_cast<size_t>(o)] = alu_end;
     busy_out_.set(o);
@@ -877,8 +831,7 @@ PacketId Switch::grant(int i, int o, Ps e, int only_vc) {
     --pending_total_;
     if (in.pending == 0) active_.reset(i);
     if (window_.contains(e)) ++grants_;
-    ++engine_inflight_;
-    schedule(std::max(b, alu_end) + pipeline_ps_ + alu_pipeline_ps_, kItemEngine, id);
+    schedule(std::max(b, alu_end) + pipeline_ps_ + engine_->pipeline_ps(), kItemEngine, id);
     return kNoPacket;
   }
   in_busy_[static_cast<size_t>(i)] = b;

@@ -34,23 +34,24 @@
 #include "models/core/alu_backend.hpp"
 #include "models/core/config.hpp"
 #include "models/core/fold_trace.hpp"
-#include "models/core/key_set.hpp"
 #include "models/core/packet.hpp"
 #include "models/core/port_set.hpp"
 #include "models/core/ring.hpp"
 #include "models/core/wave_trace.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/reduction_engine.hpp"
 #include "models/sc/timed_module.hpp"
 
 namespace fabricsim {
 
-class Switch : public TimedModule {
+class Switch : public TimedModule, private EngineHost {
  public:
   // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
   Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
          PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes,
          PayloadPool* payloads = nullptr, std::unique_ptr<AluBackend> alu = nullptr);
-  const AluBackend& alu() const { return *alu_; }
+  // The engine's arithmetic (switches with an engine only).
+  const AluBackend& alu() const;
 
   // Multicast group table: group id -> member endpoints. A kMcStore packet
   // is replicated into one copy per member (sharing the data), each queued
@@ -61,26 +62,15 @@ class Switch : public TimedModule {
   // and is replicated there; otherwise at its input.
   void set_multicast_groups(std::vector<std::vector<int>> groups);
   std::uint64_t copies_made() const { return copies_made_; }
-  // Reduction engine (collective.algorithm=push): a crossbar port of its own
-  // (index ports()). Contributions are allocated to it like to an output;
-  // each takes ceil(bytes / alu_bytes_per_cycle) cycles of the ALU, then
-  // pipeline_cycles later is folded into its table entry in member order.
-  // When every member has contributed, the result leaves through the
-  // engine's crossbar input as a multicast to the group.
+  // Reduction engine (models/sc/reduction_engine.hpp), when the workload
+  // reduces in the switches: crossbar ports of its own (indices ports() on).
+  // Contributions are allocated to them like to an output; results leave
+  // through their crossbar inputs.
   bool has_engine() const { return engine_port_ >= 0; }
   bool is_engine_port(int x) const { return engine_port_ >= 0 && x >= engine_port_; }
-  struct EngineStats {
-    std::uint64_t completed = 0;      // reductions finished (in the window)
-    std::uint64_t contributions = 0;  // contributions folded (in the window)
-    double occupancy_integral = 0;    // entries x ps (window)
-    int max_occupancy = 0;
-    int max_slots = 0;       // replication slots held at once (window)
-    double wait_sum_ns = 0;  // first to last contribution, per completed entry
-    double wait_max_ns = 0;
-    Ps alu_busy = 0;  // ps (window)
-  };
-  const EngineStats& engine_stats() const { return engine_stats_; }
-  int engine_entries_in_use() const { return static_cast<int>(table_.size()); }
+  using EngineStats = ReductionEngine::Stats;
+  const EngineStats& engine_stats() const { return engine_->stats(); }
+  int engine_entries_in_use() const { return engine_ ? engine_->entries_in_use() : 0; }
   std::uint64_t originals_retired() const { return originals_retired_; }
 
   void connect_input(int port, Link* in);    // upstream -> this input port
@@ -89,11 +79,13 @@ class Switch : public TimedModule {
   int ports() const { return ports_; }
   // Packets inside the switch (input buffers and output buffers).
   std::uint64_t packets_in_inputs() const {
-    return pending_total_ + mc_originals_ + engine_inflight_;
+    return pending_total_ + mc_originals_ + (engine_ ? engine_->inflight() : 0);
   }
   // Packets the engine created (results) and consumed (contributions), whole run.
-  std::uint64_t results_made() const { return results_made_; }
-  std::uint64_t contributions_consumed() const { return contributions_consumed_; }
+  std::uint64_t results_made() const { return engine_ ? engine_->results_made() : 0; }
+  std::uint64_t contributions_consumed() const {
+    return engine_ ? engine_->contributions_consumed() : 0;
+  }
   std::uint64_t packets_in_outputs() const { return out_queued_total_; }
   // Multicast copies waiting as references to their originals (counted in
   // packets_in_inputs(), not yet packets of the pool).
@@ -104,7 +96,10 @@ class Switch : public TimedModule {
   int input_occupancy(int port, int vc, Ps t);
 
   // A run that stopped early: statistics cover `w` (nothing happened after it).
-  void close_window(Window w) { window_ = w; }
+  void close_window(Window w) {
+    window_ = w;
+    if (engine_) engine_->close_window(w);
+  }
   // Waveforms: <name>.in<p>.occupancy (flits held, all VCs), and with an
   // engine <name>.engine.table (entries in use), .engine.slots, and per
   // engine port .engine.port<k>.valid / .tag (a packet entering: its port
@@ -148,55 +143,26 @@ class Switch : public TimedModule {
 
  private:
   enum : std::uint16_t { kItemTick = 16, kItemOutTry = 17, kItemEngine = 18 };
-  struct Entry {
-    int next_member = 0;           // fold position (members folded so far)
-    PayloadId acc = kNoPayload;    // the running result
-    std::vector<PayloadId> early;  // contributions that came before their turn
-    std::vector<bool> seen;        // reduction.order=arrival: members folded
-    Ps first = 0;                  // first contribution folded in
-    bool started = false;
-    std::uint16_t group = 0;
-    std::uint32_t bytes = 0;
-    std::uint8_t vc = 0;
-    bool pull = false;  // ld_reduce: answer the requester only
-    std::int32_t requester = -1;
-    RedOp redop = RedOp::kSum;  // from the packet that opened the entry
-    DType dtype = DType::kFp32;
-  };
-  static std::uint64_t entry_key(const Packet& p) {
-    return (static_cast<std::uint64_t>(p.group) << 48) | p.addr;
-  }
-  // Engine resources a head must get before it may be granted an engine
-  // port: a table entry (the first contribution or ld_reduce of an address)
-  // or a replication slot (a multicast write passing through).
-  enum Need { kNeedTable = 0, kNeedSlot = 1, kNeedNone = 2 };
-  Need engine_need(PacketKind kind, std::uint64_t key) const {
-    if (kind == PacketKind::kMcStore) return kNeedSlot;
-    // A read response always finds the entry of the ld_reduce that read it.
-    if (kind == PacketKind::kReadResp) return kNeedNone;
-    return table_keys_.contains(key) ? kNeedNone : kNeedTable;
-  }
-  Need engine_need(const Packet& p) const { return engine_need(p.kind, entry_key(p)); }
-  std::size_t engine_free(Need n) const {
-    const std::size_t used = n == kNeedTable ? table_.size() : slots_held_;
-    const std::size_t cap = n == kNeedTable ? table_capacity_ : slot_capacity_;
-    return cap - std::min(cap, used);
-  }
+  static std::uint64_t entry_key(const Packet& p) { return ReductionEngine::key(p); }
+  // What a head needs of the engine before it may be granted an engine port.
+  using Need = ReductionEngine::Need;
+  static constexpr Need kNeedTable = ReductionEngine::kNeedTable;
+  static constexpr Need kNeedSlot = ReductionEngine::kNeedSlot;
+  static constexpr Need kNeedNone = ReductionEngine::kNeedNone;
+  Need engine_need(PacketKind kind, std::uint64_t key) const { return engine_->need(kind, key); }
+  Need engine_need(const Packet& p) const { return engine_->need(p); }
+  std::size_t engine_free(Need n) const { return engine_->free(n); }
   bool engine_can_take(PacketId head) const;
   // Shares pool n's free resources among the heads that asked this edge.
   void share_engine(Need n, Ps e, Ps& wake);
   struct Share;
-  void release_slot(Ps t);
-  void engine_fold(PacketId id);
-  // acc = acc op in through the backend (and the fold sink, if any).
-  void fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in, Ps t);
-  void engine_track(Ps t);
+  // EngineHost: what the engine asks of the switch.
+  void engine_send(PacketId id, int port, bool multicast, Ps t) override;
+  void engine_entry_closed(std::uint64_t key) override { table_changed(key, false); }
+  void engine_resource_freed(Ps t) override;
   // Queues a unicast packet made by the engine at engine port `port`'s input.
   void inject_from_engine(PacketId id, int port, Ps t);
-  int engine_port_for(std::uint64_t addr) const {
-    const std::uint64_t h = ((addr / stripe_bytes_) * 0x9E3779B97F4A7C15ull) >> 32;
-    return engine_port_ + static_cast<int>(h % static_cast<std::uint64_t>(engine_ports_));
-  }
+  int engine_port_for(std::uint64_t addr) const { return engine_->port_for(addr); }
 
   // A multicast copy waiting at an input as a reference to its original: a
   // reduction engine's multicast (72 read requests or stored results per
@@ -266,9 +232,7 @@ class Switch : public TimedModule {
   // A table entry for `key` was made (or freed): table_keys_ follows, and
   // heads waiting with that key need nothing now (or a new entry).
   void table_changed(std::uint64_t key, bool made);
-  static bool need_follows_table(PacketKind k) {
-    return k != PacketKind::kMcStore && k != PacketKind::kReadResp;
-  }
+  static bool need_follows_table(PacketKind k) { return ReductionEngine::need_follows_table(k); }
   // The output toward `dst` for `addr` (the address spreads over parallel
   // routes), avoiding links that are down; throws when none is left.
   int route(int dst, std::uint64_t addr) const;
@@ -334,14 +298,8 @@ class Switch : public TimedModule {
   // every other free output its sibling copies wait for (one crossbar
   // traversal fans out), and those outputs are taken for this edge.
   void fan_out(int in, PacketId parent, Ps edge, Ps busy_until);
-  // Time of `bytes` through an engine port (port_bytes_per_cycle wide), at
-  // least one cycle; ALU time of a packet (contributions only).
-  Ps engine_port_ps(std::int64_t bytes) const;
-  Ps engine_alu_ps(const Packet& p) const;
-  // Bytes of an engine port's width a packet uses (a header-only packet: one flit).
-  std::int64_t engine_bytes(const Packet& p) const {
-    return p.payload != kNoPayload ? static_cast<std::int64_t>(p.bytes) : flit_bytes_;
-  }
+  Ps engine_port_ps(std::int64_t bytes) const { return engine_->port_ps(bytes); }
+  std::int64_t engine_bytes(const Packet& p) const { return engine_->bytes_of(p); }
   // After the allocator: an engine port's input is port_bytes_per_cycle wide,
   // many links' worth, so in one edge it may start packets toward several
   // free outputs (each then streams at link rate) while their data fits.
@@ -441,7 +399,6 @@ class Switch : public TimedModule {
   PortSet busy_requested_;          // scratch: busy ones
   std::vector<int> granted_order_;  // scratch: matched inputs in port order
   int max_flits_;
-  std::int64_t flit_bytes_;
   int output_buffer_flits_;
   std::vector<Ps> xfer_ps_;  // crossbar transfer time by packet length
 
@@ -456,14 +413,8 @@ class Switch : public TimedModule {
   std::uint64_t copies_made_ = 0;
   std::uint64_t originals_retired_ = 0;
   std::uint64_t mc_originals_ = 0;  // multicast originals held in input buffers
-  // Reduction engine.
-  std::unique_ptr<AluBackend> alu_;  // the engine's arithmetic (model or RTL)
-  std::size_t table_capacity_;
-  std::int64_t alu_bytes_per_cycle_;
-  std::int64_t port_bytes_per_cycle_;
-  Ps alu_pipeline_ps_;
-  std::unordered_map<std::uint64_t, Entry> table_;
-  KeySet table_keys_;  // the keys of table_, for the per-head lookup of allocation
+  std::unique_ptr<ReductionEngine> engine_;  // null without an engine
+  // Allocation toward the engine ports.
   // voq: [Need][vc * engine ports + k] the inputs whose head for engine port
   // k on vc needs nothing, a table entry or a replication slot, kept as heads
   // and the table change: allocation asks the engine ports with word
@@ -473,26 +424,13 @@ class Switch : public TimedModule {
   // Heads whose need depends on the table, by key: (vc * engine ports + k) * xports + input.
   std::unordered_map<std::uint64_t, std::vector<int>> heads_by_key_;
   PortSet engine_scratch_;
-  std::vector<std::vector<int>> member_index_;  // [group][endpoint] -> fold position, -1
-  EngineStats engine_stats_;
-  Ps table_changed_at_ = 0;
-  bool engine_waiter_ = false;         // an allocation is blocked on a full table
-  std::uint64_t engine_inflight_ = 0;  // contributions granted, not yet folded
+  bool engine_waiter_ = false;  // an allocation is blocked on a full table
   WaveTrace* wave_ = nullptr;
-  int w_table_ = -1, w_slots_ = -1;
-  std::vector<int> w_engine_valid_, w_engine_tag_;  // [engine port]
-  FoldSink* fold_sink_ = nullptr;
   bool any_down_ = false;  // some output link is down (faults)
   std::vector<std::pair<int, int>>
       align_;                  // [endpoint] (first link here, links in all); empty: hash
-  std::vector<int> fold_alu_;  // [engine port] -> sink id, -1
-  std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
-  const bool mc_via_engine_;               // switch.multicast=engine and an engine
-  const bool arrival_order_;               // reduction.order=arrival
-  const bool data_;                        // collective.data: fold the values (else timing only)
-  std::size_t slot_capacity_;              // reduction.replication_slots
-  std::size_t slots_held_ = 0;             // multicast writes the engine holds
-  struct Share {                           // per pool (kNeedTable, kNeedSlot)
+  const bool mc_via_engine_;  // switch.multicast=engine and an engine
+  struct Share {              // per pool (kNeedTable, kNeedSlot)
     struct Ask {
       int in, vc, port;  // input, its VC, the engine port it asks for
       bool operator<(const Ask& o) const {
@@ -511,8 +449,6 @@ class Switch : public TimedModule {
     int rr = 0;                   // first input served next time
   };
   Share share_[2];
-  std::uint64_t results_made_ = 0;
-  std::uint64_t contributions_consumed_ = 0;
 };
 
 }  // namespace fabricsim

@@ -1,6 +1,6 @@
-// The switch's reduction engine (see switch.hpp and docs/models/reduction_engine.md):
-// table entries and replication slots, the heads asking for them, the
-// engine ports' wide grants, and folding contributions in member order.
+// The switch's side of its reduction engine (models/sc/reduction_engine.hpp):
+// the heads asking for table entries and replication slots, sharing those
+// among them, the engine ports' wide grants, and what the engine sends.
 #include "models/sc/switch.hpp"
 
 #include <algorithm>
@@ -13,139 +13,6 @@ namespace fabricsim {
 bool Switch::engine_can_take(PacketId head) const {
   const Need n = engine_need(pool_.get(head));
   return n == kNeedNone || engine_free(n) > 0;
-}
-
-// Entries in use over time, for the occupancy statistics.
-void Switch::engine_track(Ps t) {
-  engine_stats_.occupancy_integral +=
-      static_cast<double>(table_.size()) *
-      static_cast<double>(overlap(table_changed_at_, t, window_.begin, window_.end));
-  table_changed_at_ = t;
-}
-
-// A contribution has been through the ALU: fold it in member order (early
-// arrivals wait in the entry), and when every member is in, send the result.
-void Switch::engine_fold(PacketId id) {
-  const Ps t = now();
-  --engine_inflight_;
-  if (pool_.get(id).kind == PacketKind::kMcStore) {
-    // A multicast write through the engine: it becomes the original of its
-    // copies at the engine port, its entry held until the last has left.
-    pool_.get(id).t_head = t;
-    replicate(id, engine_port_for(pool_.get(id).addr), t);
-    return;
-  }
-  const Packet c = pool_.get(id);
-  pool_.release(id);
-  ++contributions_consumed_;
-  const auto key = entry_key(c);
-  auto it = table_.find(key);
-  if (it == table_.end()) throw InvariantError("reduction engine: contribution without an entry");
-  Entry& e = it->second;
-  if (c.kind == PacketKind::kLdReduceReq) {
-    // Pull: read the address from every member (a multicast read request);
-    // their responses come back as the contributions to fold.
-    e.pull = true;
-    e.requester = c.src;
-    const PacketId r = pool_.alloc();
-    Packet& rd = pool_.get(r);
-    rd.kind = PacketKind::kReadReq;
-    rd.t_gen = rd.t_inject = rd.t_head = t;
-    rd.src = c.src;
-    rd.addr = c.addr;
-    rd.bytes = c.bytes;
-    rd.flits = 1;
-    rd.vc = 0;
-    rd.step = c.step;
-    rd.group = c.group;
-    ++results_made_;
-    replicate(r, engine_port_for(c.addr), t);
-    return;
-  }
-  const int m = member_index_[c.group][static_cast<size_t>(c.src)];
-  if (m < 0)
-    throw InvariantError("reduction engine: endpoint " + std::to_string(c.src) +
-                         " is not a member of group " + std::to_string(c.group));
-  const int n = static_cast<int>(groups_[c.group].size());
-  if (!e.pull) e.requester = c.dst;  // push: where the result goes (-1: multicast to the group)
-  if (window_.contains(t)) ++engine_stats_.contributions;
-  if (!e.started) {
-    e.started = true;
-    e.first = t;
-  }
-  if (arrival_order_) {
-    // Fold each contribution as it comes: no waiting, but a floating-point
-    // sum then depends on the arrival order (the check allows for it).
-    if (e.seen.empty()) e.seen.assign(static_cast<size_t>(n), false);
-    if (e.seen[static_cast<size_t>(m)])
-      throw InvariantError("reduction engine: member " + std::to_string(m) +
-                           " contributed twice to one entry");
-    e.seen[static_cast<size_t>(m)] = true;
-    if (e.acc == kNoPayload) {
-      e.acc = c.payload;
-    } else {
-      fold(e, c, payloads_->data(e.acc), payloads_->data(c.payload), t);
-      payloads_->release(c.payload);
-    }
-    ++e.next_member;
-  } else {
-    if (e.early.empty()) e.early.assign(static_cast<size_t>(n), kNoPayload);
-    if (e.early[static_cast<size_t>(m)] != kNoPayload || m < e.next_member)
-      throw InvariantError("reduction engine: member " + std::to_string(m) +
-                           " contributed twice to one entry");
-    e.early[static_cast<size_t>(m)] = c.payload;
-  }
-  while (!arrival_order_ && e.next_member < n &&
-         e.early[static_cast<size_t>(e.next_member)] != kNoPayload) {
-    const PayloadId in = e.early[static_cast<size_t>(e.next_member)];
-    e.early[static_cast<size_t>(e.next_member)] = kNoPayload;
-    if (e.acc == kNoPayload) {
-      e.acc = in;  // the first member's data starts the fold
-    } else {
-      fold(e, c, payloads_->data(e.acc), payloads_->data(in), t);
-      payloads_->release(in);
-    }
-    ++e.next_member;
-  }
-  if (e.next_member < n) return;
-  // Complete: the result leaves as a multicast from the engine's input.
-  if (window_.contains(t)) {
-    ++engine_stats_.completed;
-    const double wait = ps_to_ns(t - e.first);
-    engine_stats_.wait_sum_ns += wait;
-    engine_stats_.wait_max_ns = std::max(engine_stats_.wait_max_ns, wait);
-  }
-  const PacketId r = pool_.alloc();
-  Packet& res = pool_.get(r);
-  // The result: to the ld_reduce's requester (pull), to the root (push
-  // reduce: a plain write), or multicast to the group (push all-reduce).
-  const bool unicast = e.pull || e.requester >= 0;
-  res.kind = e.pull    ? PacketKind::kLdReduceResp
-             : unicast ? PacketKind::kWrite
-                       : PacketKind::kMcStore;
-  res.t_gen = res.t_inject = res.t_head = t;
-  res.src = c.src;
-  res.dst = e.requester;
-  res.addr = c.addr;
-  res.bytes = c.bytes;
-  res.flits = c.flits;
-  res.vc = c.vc;
-  res.step = c.step;
-  res.group = c.group;
-  res.payload = e.acc;
-  engine_track(t);
-  table_.erase(it);
-  table_changed(key, false);
-  if (wave_) wave_->add(w_table_, t, -1);
-  ++results_made_;
-  if (unicast)
-    inject_from_engine(r, engine_port_for(c.addr), t);
-  else
-    replicate(r, engine_port_for(c.addr), t);
-  if (engine_waiter_) {  // a contribution waited for a free entry
-    engine_waiter_ = false;
-    if (pending_total_ > 0) request_tick(t);
-  }
 }
 
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
@@ -193,10 +60,6 @@ void Switch::engine_head_gone(int i, int vc, int out) {
 }
 
 void Switch::table_changed(std::uint64_t key, bool made) {
-  if (made)
-    table_keys_.insert(key);
-  else
-    table_keys_.erase(key);
   auto it = heads_by_key_.find(key);
   if (it == heads_by_key_.end()) return;
   for (int code : it->second) {
@@ -207,34 +70,22 @@ void Switch::table_changed(std::uint64_t key, bool made) {
   }
 }
 
-void Switch::trace_folds(FoldSink& sink) {
-  fold_sink_ = &sink;
-  fold_alu_.clear();
-  for (int k = 0; k < engine_ports_; ++k)
-    fold_alu_.push_back(
-        sink.alu(std::string(name()) + ".engine.alu" + std::to_string(k), cycle_ps_));
+void Switch::trace_folds(FoldSink& sink) { engine_->trace_folds(sink, name()); }
+
+const AluBackend& Switch::alu() const {
+  if (!engine_) throw InvariantError(std::string(name()) + " has no reduction engine (no ALU)");
+  return engine_->alu();
 }
 
-void Switch::fold(const Entry& e, const Packet& c, std::uint8_t* acc, const std::uint8_t* in,
-                  Ps t) {
-  if (!data_) return;  // timing only (collective.data=false)
-  // Every contribution of an entry comes through the port its address maps to.
-  const int sink_alu =
-      fold_sink_ ? fold_alu_[static_cast<size_t>(engine_port_for(c.addr) - engine_port_)] : -1;
-  if (sink_alu < 0 || !fold_sink_->wants(t)) {
-    alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
-    return;
-  }
-  fold_before_.assign(acc, acc + c.bytes);
-  alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
-  fold_sink_->fold(sink_alu, t, static_cast<std::uint16_t>(entry_key(c) & 0xFFFFu), e.redop,
-                   e.dtype, fold_before_.data(), in, acc, c.bytes);
+void Switch::engine_send(PacketId id, int port, bool multicast, Ps t) {
+  if (multicast)
+    replicate(id, port, t);
+  else
+    inject_from_engine(id, port, t);
 }
 
-void Switch::release_slot(Ps t) {
-  --slots_held_;
-  if (wave_) wave_->add(w_slots_, t, -1);
-  if (engine_waiter_) {
+void Switch::engine_resource_freed(Ps t) {
+  if (engine_waiter_) {  // an allocation waited for a free entry or slot
     engine_waiter_ = false;
     if (pending_total_ > 0) request_tick(t);
   }
@@ -338,7 +189,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
         const PacketQueue& q = voq(in, v, o);
         const Packet& h = pool_.get(q.empty() ? parent : q.front());
         const bool shared = parent != kNoPacket && parent == in.edge_parent;
-        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > port_bytes_per_cycle_)
+        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > engine_->port_bytes_per_cycle())
           return;
         if (is_engine_port(o) ? !head_fits(o, v, voq_head(in, v, o)) : !flits_fit(o, v, h.flits))
           return;
@@ -350,18 +201,6 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
     }
   }
   if (granted && in.pending > 0) wake = std::min(wake, in_busy_[static_cast<size_t>(i)]);
-}
-
-Ps Switch::engine_port_ps(std::int64_t bytes) const {
-  return std::max<Ps>(1, (bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_) * cycle_ps_;
-}
-
-Ps Switch::engine_alu_ps(const Packet& p) const {
-  // The ALU works on the data of contributions only; a header-only request
-  // or a write passing through does not use it.
-  if (p.kind != PacketKind::kReduceContrib && p.kind != PacketKind::kReadResp) return 0;
-  const auto bytes = static_cast<std::int64_t>(p.bytes);
-  return static_cast<Ps>((bytes + alu_bytes_per_cycle_ - 1) / alu_bytes_per_cycle_) * cycle_ps_;
 }
 
 }  // namespace fabricsim

@@ -121,7 +121,7 @@ void Switch::retire_original(int port, PacketId id, Ps t_out) {
   ++originals_retired_;
   // A write passing through the engine: its slot frees once every copy has
   // been granted (nothing more reads the data).
-  if (o.engine_slot) release_slot(now());
+  if (o.engine_slot) engine_->release_slot(now());
   if (o.payload != kNoPayload) payloads_->release(o.payload);
   pool_.release(id);
 }
