@@ -42,7 +42,7 @@ TlmEndpoint::TlmEndpoint(const sc_core::sc_module_name& name, int id, int links,
 }
 
 void TlmEndpoint::connect(int port, Link* tx, Link* rx, int /*peer_switch*/) {
-  ports_[static_cast<size_t>(port)].tx = tx;
+  ports_[static_cast<size_t>(port)].tx.link = tx;
   ports_[static_cast<size_t>(port)].rx = rx;
 }
 

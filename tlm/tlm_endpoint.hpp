@@ -40,6 +40,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/sc/fabric_endpoint.hpp"
+#include "models/sc/link_port.hpp"
 #include "tlm/extensions.hpp"
 
 namespace fabricsim {
@@ -159,10 +160,9 @@ class TlmEndpoint : public FabricEndpoint {
     bool live = false;
   };
   struct Port {
-    Link* tx = nullptr;
+    Transmitter tx;  // its link and the VC served next
     Link* rx = nullptr;
     std::vector<Ring<Out>> ready;  // [vc] 0 requests, 1 responses
-    int vc_ptr = 0;
     Ps try_at = kNever;
   };
   struct AtSocket {

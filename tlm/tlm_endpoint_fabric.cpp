@@ -245,50 +245,48 @@ void TlmEndpoint::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
   if (!has_work(port)) return;
-  if (port.tx->free_at() > t) {
-    schedule_try(l, port.tx->free_at());
+  if (port.tx.link->free_at() > t) {
+    schedule_try(l, port.tx.link->free_at());
     return;
   }
-  bool waiting = false;
-  for (int k = 0; k < vcs_; ++k) {
-    const int v = (port.vc_ptr + k) % vcs_;
-    auto& q = port.ready[static_cast<size_t>(v)];
-    if (q.empty()) continue;
-    const Out o = q.front();
-    if (!port.tx->has_credits(v, o.flits, t)) {
-      waiting = true;
-      continue;
-    }
-    q.pop_front();
-    const PacketId id = pool_.alloc();
-    Packet& p = pool_.get(id);
-    p.kind = o.kind;
-    p.t_gen = o.t_gen;
-    p.t_inject = t;
-    p.src = id_;
-    p.dst = o.dst;
-    p.addr = o.addr;
-    p.bytes = o.bytes;
-    p.flits = o.flits;
-    p.vc = static_cast<std::uint8_t>(v);
-    p.step = o.tag;
-    p.group = o.group;
-    p.redop = o.redop;
-    p.dtype = o.dtype;
-    p.payload = o.payload;
-    port.tx->set_stalled(t, false);
-    port.tx->send(id, p, t);
-    ++injected_;
-    port.vc_ptr = (v + 1) % vcs_;
-    if (has_work(port)) schedule_try(l, port.tx->free_at());
-    if (v == kRequestVc) {  // a request left the queue: room for another
-      --queued_;
-      accept_waiting();
-    }
-    return;
+  int sent_vc = -1;
+  port.tx.offer(
+      t, vcs_,
+      [&](int v) {
+        const auto& q = port.ready[static_cast<size_t>(v)];
+        return q.empty() ? 0 : static_cast<int>(q.front().flits);
+      },
+      [&](int v) {
+        auto& q = port.ready[static_cast<size_t>(v)];
+        const Out o = q.front();
+        q.pop_front();
+        const PacketId id = pool_.alloc();
+        Packet& p = pool_.get(id);
+        p.kind = o.kind;
+        p.t_gen = o.t_gen;
+        p.t_inject = t;
+        p.src = id_;
+        p.dst = o.dst;
+        p.addr = o.addr;
+        p.bytes = o.bytes;
+        p.flits = o.flits;
+        p.vc = static_cast<std::uint8_t>(v);
+        p.step = o.tag;
+        p.group = o.group;
+        p.redop = o.redop;
+        p.dtype = o.dtype;
+        p.payload = o.payload;
+        port.tx.link->send(id, p, t);
+        ++injected_;
+        sent_vc = v;
+        return true;
+      });
+  if (sent_vc < 0) return;
+  if (has_work(port)) schedule_try(l, port.tx.link->free_at());
+  if (sent_vc == kRequestVc) {  // a request left the queue: room for another
+    --queued_;
+    accept_waiting();
   }
-  port.tx->set_stalled(t, waiting);
-  if (waiting) port.tx->wait_for_credits();
 }
 
 void TlmEndpoint::handle(const Item& item) {
@@ -319,7 +317,7 @@ void TlmEndpoint::handle(const Item& item) {
       mem_done(item.a);
       break;
     case kItemCredit:
-      ports_[item.a].tx->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      ports_[item.a].tx.link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
       try_link(static_cast<int>(item.a));
       break;
     case kItemCreditWake:
@@ -396,13 +394,13 @@ void TlmEndpoint::handle(const Item& item) {
 // -------------------------------------------------------------- end of run
 
 void TlmEndpoint::finish(Ps end) {
-  for (auto& p : ports_) p.tx->finish(end);
+  for (auto& p : ports_) p.tx.link->finish(end);
 }
 
 void TlmEndpoint::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];
-    if (p.tx->sender_stranded(has_work(p), p.try_at, end))
+    if (p.tx.link->sender_stranded(has_work(p), p.try_at, end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) +
                            ": packets wait but nothing will send them (lost wake-up)");
   }

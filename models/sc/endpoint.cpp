@@ -54,7 +54,7 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
 }
 
 void Endpoint::connect(int port, Link* tx, Link* rx) {
-  ports_[static_cast<size_t>(port)].tx = tx;
+  ports_[static_cast<size_t>(port)].tx.link = tx;
   ports_[static_cast<size_t>(port)].rx = rx;
 }
 
@@ -125,8 +125,8 @@ void Endpoint::generate_until(Ps t, int trying, Wake wake) {
     if (port.queued++ == 0) {
       --idle_empty_links_;
       if (wake != Wake::kNone && l != trying) {
-        if (port.tx->free_at() > t)
-          schedule_try(l, port.tx->free_at());
+        if (port.tx.link->free_at() > t)
+          schedule_try(l, port.tx.link->free_at());
         else if (wake == Wake::kAll)
           schedule_try(l, t);
       }
@@ -166,49 +166,38 @@ void Endpoint::schedule_try(int port, Ps t) {
 void Endpoint::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
-  if (port.tx->free_at() > t) {
-    if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
+  if (port.tx.link->free_at() > t) {
+    if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx.link->free_at());
     return;
   }
   generate_until(t, l, Wake::kAll);
-  bool waiting = false;
-  for (int k = 0; k < vcs_; ++k) {
-    const int vc = (port.vc_ptr + k) % vcs_;
-    if (vc == request_vcs_) {  // the response VC (reads only)
-      if (port.answers.empty()) continue;
-      if (!port.tx->has_credits(vc, flits_, t)) {
-        waiting = true;
-        continue;
-      }
-      answer(port, t);
-      port.vc_ptr = (vc + 1) % vcs_;
-      if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
-      ensure_generation_wake();
-      return;
-    }
-    auto& q = port.source[static_cast<size_t>(vc)];
-    if (q.empty() || !can_send_head(q.front())) continue;  // a read waits for a slot
-    const int flits = q.front().read ? 1 : flits_;
-    if (!port.tx->has_credits(vc, flits, t)) {
-      waiting = true;
-      continue;
-    }
-    const Queued head = q.front();
-    q.pop_front();
-    if (--port.queued == 0) ++idle_empty_links_;
-    if (head.read) ++reads_in_flight_;
-    send(port, head.read ? PacketKind::kMemRead : PacketKind::kSynthetic, head.t_gen, head.addr,
-         head.dst, flits, vc, t);
-    port.vc_ptr = (vc + 1) % vcs_;
-    // Backlogged: look again when the link frees; else generation wakes us.
-    if (port.queued > 0 || !port.answers.empty()) schedule_try(l, port.tx->free_at());
-    ensure_generation_wake();
-    return;
-  }
-  // Nothing sent: blocked on credits (the link wakes us when they return)
-  // or nothing queued (generation wakes us).
-  port.tx->set_stalled(t, waiting);
-  if (waiting) port.tx->wait_for_credits();
+  const Transmitter::Outcome sent = port.tx.offer(
+      t, vcs_,
+      [&](int vc) {
+        if (vc == request_vcs_)  // the response VC (reads only)
+          return port.answers.empty() ? 0 : flits_;
+        const auto& q = port.source[static_cast<size_t>(vc)];
+        if (q.empty() || !can_send_head(q.front())) return 0;  // a read waits for a slot
+        return q.front().read ? 1 : flits_;
+      },
+      [&](int vc) {
+        if (vc == request_vcs_) {
+          answer(port, t);
+          return true;
+        }
+        auto& q = port.source[static_cast<size_t>(vc)];
+        const Queued head = q.front();
+        q.pop_front();
+        if (--port.queued == 0) ++idle_empty_links_;
+        if (head.read) ++reads_in_flight_;
+        send(port, head.read ? PacketKind::kMemRead : PacketKind::kSynthetic, head.t_gen,
+             head.addr, head.dst, head.read ? 1 : flits_, vc, t);
+        return true;
+      });
+  // Backlogged: look again when the link frees; else generation wakes us
+  // (credits short: the link wakes us when they return).
+  if (sent == Transmitter::Outcome::kSent && (port.queued > 0 || !port.answers.empty()))
+    schedule_try(l, port.tx.link->free_at());
   ensure_generation_wake();
 }
 
@@ -232,8 +221,7 @@ void Endpoint::send(Port& port, PacketKind kind, Ps t_gen, std::uint64_t addr, i
   p.dst = dst;
   p.flits = static_cast<std::uint16_t>(flits);
   p.vc = static_cast<std::uint8_t>(vc);
-  port.tx->set_stalled(t, false);
-  port.tx->send(id, p, t);
+  port.tx.link->send(id, p, t);
   ++injected_;
 }
 
@@ -250,12 +238,12 @@ void Endpoint::handle(const Item& item) {
       generate_until(item.time, -1, Wake::kCallerTries);
       // Send on every idle link that has work, in this wake-up.
       for (std::size_t l = 0; l < ports_.size(); ++l)
-        if (ports_[l].queued > 0 && ports_[l].tx->free_at() <= item.time)
+        if (ports_[l].queued > 0 && ports_[l].tx.link->free_at() <= item.time)
           try_link(static_cast<int>(l));
       ensure_generation_wake();
       break;
     case kItemCredit:
-      ports_[item.a].tx->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      ports_[item.a].tx.link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
       try_link(static_cast<int>(item.a));
       break;
     case kItemCreditWake:
@@ -312,7 +300,7 @@ void Endpoint::check_end_of_run(Ps end) const {
     // (A read waiting for a slot is woken by a response: reads are in flight.)
     const bool answers_wait = !p.answers.empty();
     const bool sends_wait = p.queued > 0 && reads_in_flight_ == 0;
-    if (p.tx->sender_stranded(answers_wait || sends_wait, p.try_at, end))
+    if (p.tx.link->sender_stranded(answers_wait || sends_wait, p.try_at, end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) + ": " +
                            std::to_string(p.queued) +
                            " packets queued but nothing will send them (lost wake-up)");
@@ -321,7 +309,7 @@ void Endpoint::check_end_of_run(Ps end) const {
 
 void Endpoint::finish(Ps end) {
   generate_until(end > 0 ? end - 1 : 0, -1, Wake::kNone);
-  for (auto& p : ports_) p.tx->finish(end);
+  for (auto& p : ports_) p.tx.link->finish(end);
 }
 
 }  // namespace fabricsim

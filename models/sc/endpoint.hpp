@@ -36,6 +36,7 @@
 #include "models/core/rng.hpp"
 #include "models/core/traffic_pattern.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 #include "models/sc/timed_module.hpp"
 
 namespace fabricsim {
@@ -96,12 +97,11 @@ class Endpoint : public TimedModule {
     HeldCredits held;
   };
   struct Port {
-    Link* tx = nullptr;
+    Transmitter tx;  // its link and the VC served next
     Link* rx = nullptr;
     std::vector<Ring<Queued>> source;  // per VC
     Ring<Answer> answers;              // reads to answer on this link (last VC)
     std::uint64_t queued = 0;
-    int vc_ptr = 0;
     Ps try_at = kNever;
   };
 

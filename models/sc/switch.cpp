@@ -149,7 +149,7 @@ void Switch::connect_input(int port, Link* in) {
   inputs_[static_cast<size_t>(port)].link = in;
 }
 void Switch::connect_output(int port, Link* out) {
-  outputs_[static_cast<size_t>(port)].link = out;
+  outputs_[static_cast<size_t>(port)].tx.link = out;
 }
 
 void Switch::handle(const Item& item) {
@@ -159,7 +159,7 @@ void Switch::handle(const Item& item) {
       arrive(item.a, static_cast<int>(item.b));
       break;
     case kItemCredit:
-      outputs_[item.a].link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      outputs_[item.a].tx.link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
       out_try(static_cast<int>(item.a));
       break;
     case kItemCreditWake:
@@ -233,7 +233,7 @@ void Switch::check_end_of_run(Ps end) {
     std::uint64_t n = 0;
     for (const PacketQueue& q : out.queues) n += q.size();
     if (n != out.queued)
-      throw InvariantError(out.link->name() + ": the output counts " + std::to_string(out.queued) +
+      throw InvariantError(out.tx.link->name() + ": the output counts " + std::to_string(out.queued) +
                            " packets queued, its queues hold " + std::to_string(n));
   }
   for (int o = 0; o < ports_ && queueing_ != Queueing::kOutput; ++o) {
@@ -247,7 +247,7 @@ void Switch::check_end_of_run(Ps end) {
         if (out.sending[k].vc == v) held += out.sending[k].flits;
       if (held != output_buffer_flits_)
         throw InvariantError(
-            out.link->name() + ".vc" + std::to_string(v) +
+            out.tx.link->name() + ".vc" + std::to_string(v) +
             ": output buffer not conserved: free + queued + sending = " + std::to_string(held) +
             " flits, capacity " + std::to_string(output_buffer_flits_));
     }
@@ -313,8 +313,8 @@ void Switch::check_end_of_run(Ps end) {
   }
   for (int o = 0; o < ports_; ++o) {
     const Output& out = outputs_[static_cast<size_t>(o)];
-    if (out.link->sender_stranded(!queues_empty(out), out.try_at, end))
-      throw InvariantError(out.link->name() +
+    if (out.tx.link->sender_stranded(!queues_empty(out), out.try_at, end))
+      throw InvariantError(out.tx.link->name() +
                            ": packets wait in the output buffer but nothing will send them "
                            "(lost wake-up)");
   }
@@ -374,15 +374,15 @@ int Switch::route(int dst, std::uint64_t addr) const {
         static_cast<int>((addr / stripe_bytes_) % static_cast<std::uint64_t>(total)) - first;
     if (l >= 0 && l < static_cast<int>(r.size())) o = r[static_cast<size_t>(l)];
   }
-  if (!any_down_ || !outputs_[static_cast<size_t>(o)].link->down()) return o;
+  if (!any_down_ || !outputs_[static_cast<size_t>(o)].tx.link->down()) return o;
   // Its link is down: another route to the destination (same address, same choice).
   std::vector<int> alive;
   for (int k : r)
-    if (!outputs_[static_cast<size_t>(k)].link->down()) alive.push_back(k);
+    if (!outputs_[static_cast<size_t>(k)].tx.link->down()) alive.push_back(k);
   if (alive.empty()) {
     std::string links;
     for (int k : r)
-      links += (links.empty() ? "" : ", ") + outputs_[static_cast<size_t>(k)].link->name();
+      links += (links.empty() ? "" : ", ") + outputs_[static_cast<size_t>(k)].tx.link->name();
     throw InvariantError(std::string(name()) + ": no path to endpoint " + std::to_string(dst) +
                          ": every link toward it is down (" + links + ")");
   }
@@ -391,7 +391,7 @@ int Switch::route(int dst, std::uint64_t addr) const {
 
 bool Switch::can_reach(int dst) const {
   for (int k : routes_[static_cast<size_t>(dst)])
-    if (!outputs_[static_cast<size_t>(k)].link->down()) return true;
+    if (!outputs_[static_cast<size_t>(k)].tx.link->down()) return true;
   return false;
 }
 
@@ -465,7 +465,7 @@ void Switch::diagnose(Stuck& out) const {
     for (int o : targets) {
       outs += (outs.empty() ? "" : ", ") + std::string("out") + std::to_string(o);
       const Output& ot = outputs_[static_cast<size_t>(o)];
-      if (in.link && ot.link) out.waits.emplace_back(in.link, ot.link);
+      if (in.link && ot.tx.link) out.waits.emplace_back(in.link, ot.tx.link);
       std::string space;
       for (int v = 0; v < vcs_; ++v) space += (v ? "/" : "") + std::to_string(this->space(o, v));
       outs += " (output buffer free " + space + " flits per VC)";
@@ -479,9 +479,9 @@ void Switch::diagnose(Stuck& out) const {
     const Output& ot = outputs_[static_cast<size_t>(o)];
     for (std::size_t v = 0; v < ot.queues.size(); ++v) {
       const PacketQueue& q = ot.queues[v];
-      if (q.empty() || ot.link == nullptr) continue;
+      if (q.empty() || ot.tx.link == nullptr) continue;
       const Packet& h = pool_.get(q.front());
-      const Link& l = *ot.link;
+      const Link& l = *ot.tx.link;
       out.lines.push_back(l.name() + " vc" + std::to_string(v) + ": " + std::to_string(q.size()) +
                           " packets waiting for the link; first " + describe(q.front()) +
                           " needs " + std::to_string(h.flits) + " credits, has " +
@@ -898,24 +898,23 @@ void Switch::enqueue_output(int o, PacketId id, Ps ready) {
   Output& out = outputs_[static_cast<size_t>(o)];
   Packet& p = pool_.get(id);
   p.t_ready = ready;
-  if (queues_empty(out) && out.link->free_at() <= ready &&
-      out.link->has_credits(p.vc, p.flits, now())) {
-    out.link->set_stalled(now(), false);
-    out.vc_ptr = (p.vc + 1) % vcs_;
+  if (queues_empty(out) && out.tx.link->free_at() <= ready &&
+      out.tx.link->has_credits(p.vc, p.flits, now())) {
+    out.tx.sent(p.vc, vcs_, now());
     transmit(o, id, ready);
     return;
   }
   out.queues[p.vc].push(pool_, id);
   ++out.queued;
   ++out_queued_total_;
-  schedule_out_try(o, std::max(ready, out.link->free_at()));
+  schedule_out_try(o, std::max(ready, out.tx.link->free_at()));
 }
 
 void Switch::transmit(int o, PacketId id, Ps start) {
   Output& out = outputs_[static_cast<size_t>(o)];
   Packet& p = pool_.get(id);
-  out.link->send(id, p, start);
-  const Ps gone = out.link->free_at();
+  out.tx.link->send(id, p, start);
+  const Ps gone = out.tx.link->free_at();
   if (queueing_ != Queueing::kOutput) {
     if (out.sending.empty()) out_gone_[static_cast<size_t>(o)] = gone;
     out.sending.push_back(Sending{gone, p.vc, p.flits});
@@ -937,36 +936,33 @@ void Switch::out_try(int o) {
   Output& out = outputs_[static_cast<size_t>(o)];
   const Ps t = now();
   if (queueing_ != Queueing::kOutput) release_space(o, t);
-  if (out.link->free_at() > t) {
-    if (!queues_empty(out)) schedule_out_try(o, out.link->free_at());
+  if (out.tx.link->free_at() > t) {
+    if (!queues_empty(out)) schedule_out_try(o, out.tx.link->free_at());
     return;
   }
-  bool waiting_credit = false;
   Ps next_ready = kNever;
-  for (int k = 0; k < vcs_; ++k) {
-    const int v = (out.vc_ptr + k) % vcs_;
-    PacketQueue& q = out.queues[static_cast<size_t>(v)];
-    if (q.empty()) continue;
-    Packet& h = pool_.get(q.front());
-    if (h.t_ready > t) {
-      next_ready = std::min(next_ready, h.t_ready);
-      continue;
-    }
-    if (!out.link->has_credits(v, h.flits, t)) {
-      waiting_credit = true;
-      continue;
-    }
-    const PacketId id = q.pop(pool_);
-    --out.queued;
-    --out_queued_total_;
-    out.link->set_stalled(t, false);
-    out.vc_ptr = (v + 1) % vcs_;
-    transmit(o, id, t);
-    return;
-  }
-  out.link->set_stalled(t, waiting_credit);
-  if (waiting_credit) out.link->wait_for_credits();
-  if (next_ready != kNever) schedule_out_try(o, next_ready);
+  const Transmitter::Outcome sent = out.tx.offer(
+      t, vcs_,
+      [&](int v) {
+        const PacketQueue& q = out.queues[static_cast<size_t>(v)];
+        if (q.empty()) return 0;
+        const Packet& h = pool_.get(q.front());
+        if (h.t_ready > t) {  // still in the pipeline
+          next_ready = std::min(next_ready, h.t_ready);
+          return 0;
+        }
+        return static_cast<int>(h.flits);
+      },
+      [&](int v) {
+        const PacketId id = out.queues[static_cast<size_t>(v)].pop(pool_);
+        --out.queued;
+        --out_queued_total_;
+        transmit(o, id, t);
+        return true;
+      });
+  // Nothing went: look again when a head leaves the pipeline (a credit
+  // shortage wakes us through the link).
+  if (sent != Transmitter::Outcome::kSent && next_ready != kNever) schedule_out_try(o, next_ready);
 }
 
 }  // namespace fabricsim

@@ -39,6 +39,7 @@
 #include "models/core/ring.hpp"
 #include "models/core/wave_trace.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 #include "models/sc/reduction_engine.hpp"
 #include "models/sc/timed_module.hpp"
 
@@ -217,9 +218,8 @@ class Switch : public TimedModule, private EngineHost {
     int flits;
   };
   struct Output {
-    Link* link = nullptr;
+    Transmitter tx;            // its link and the VC served next
     std::uint32_t queued = 0;  // packets in `queues`: an idle output is told without them
-    int vc_ptr = 0;
     Ps try_at = kNever;
     Ring<Sending> sending;            // on the link, space not yet released
     std::vector<PacketQueue> queues;  // [vc] waiting for the link

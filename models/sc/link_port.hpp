@@ -1,0 +1,63 @@
+// The sending side of a link port, shared by every module that sends on a
+// link (switch outputs, synthetic endpoints, GPUs, NICs, TLM endpoints).
+//
+// Policy (virtual cut-through, docs/models/link.md): when the link is free,
+// the VCs are offered round-robin from the one after the last VC served; a
+// VC's head goes only when the VC has credits for all its flits. When
+// nothing goes and some head lacks credits, the link counts a credit stall
+// from now and wakes the sender (kItemCreditWake) when credits land; when
+// something goes, the stall (if any) ends now. The receiving side returns
+// credits through Link::return_credits (or HeldCredits::release, for a
+// packet it keeps past its arrival).
+#pragma once
+#include "models/core/time.hpp"
+#include "models/sc/link.hpp"
+
+namespace fabricsim {
+
+class Transmitter {
+ public:
+  enum class Outcome {
+    kSent,      // a packet went
+    kDeclined,  // the chosen VC's sender took its head but sent nothing
+    kIdle,      // no VC had a head to send
+    kBlocked,   // heads wait for credits: the link wakes the sender
+  };
+
+  Link* link = nullptr;
+
+  // One look at time t, the link being free. head(v) returns the flits of
+  // what VC v would send now, 0 for nothing; send(v) sends that head on
+  // the link and returns true, or returns false having sent nothing (the
+  // port is then left as it was: no stall mark, the round-robin unmoved).
+  template <class Head, class Send>
+  Outcome offer(Ps t, int vcs, Head&& head, Send&& send) {
+    bool waiting = false;
+    for (int k = 0; k < vcs; ++k) {
+      const int v = (vc_ptr_ + k) % vcs;
+      const int flits = head(v);
+      if (flits <= 0) continue;
+      if (!link->has_credits(v, flits, t)) {
+        waiting = true;
+        continue;
+      }
+      if (!send(v)) return Outcome::kDeclined;
+      sent(v, vcs, t);
+      return Outcome::kSent;
+    }
+    link->set_stalled(t, waiting);
+    if (waiting) link->wait_for_credits();
+    return waiting ? Outcome::kBlocked : Outcome::kIdle;
+  }
+  // A packet of VC v went without offer() (sent at once on arrival): the
+  // stall ends and the round-robin moves past v.
+  void sent(int v, int vcs, Ps t) {
+    link->set_stalled(t, false);
+    vc_ptr_ = (v + 1) % vcs;
+  }
+
+ private:
+  int vc_ptr_ = 0;  // the VC offered first next time
+};
+
+}  // namespace fabricsim
