@@ -7,8 +7,7 @@
 namespace fabricsim {
 
 Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
-         PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep,
-         std::vector<Gpu*>& peers, int links)
+         PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, int links)
     : TimedModule(name, scheduler),
       id_(id),
       n_(sweep.gpus()),
@@ -16,7 +15,6 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       pool_(pool),
       payloads_(payloads),
       sweep_(sweep),
-      peers_(peers),
       es_(element_bytes(cfg.collective.dtype)),
       stripe_bytes_(stripe_bytes(cfg)),
       ports_(static_cast<size_t>(links)),
@@ -268,14 +266,8 @@ void Gpu::output_done(std::uint64_t elements) {
   received_ += elements;
   if (!active_ || received_ < expected_) return;
   active_ = false;
-  if (!sweep_.gpu_finished(id_, now())) return;
-  if (sweep_.done()) {
-    if (sweep_.stop_kernel_when_done()) stop_kernel();
-    return;
-  }
-  const Ps next = now() + sweep_.current().gap;
-  sweep_.begin(next);
-  for (Gpu* g : peers_) g->begin_call(next);
+  // The sweep's call barrier starts the next call when we are the last.
+  if (sweep_.gpu_finished(id_, now()) && sweep_.stop_kernel_when_done()) stop_kernel();
 }
 
 void Gpu::handle(const Item& item) {

@@ -33,8 +33,7 @@ namespace fabricsim {
 class Gpu : public TimedModule {
  public:
   Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
-      PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, std::vector<Gpu*>& peers,
-      int links);
+      PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, int links);
 
   // `peer_switch`: the switch the port's links go to (faults move traffic
   // to another link of the same switch first).
@@ -183,7 +182,6 @@ class Gpu : public TimedModule {
   PacketPool& pool_;
   PayloadPool& payloads_;
   CollectiveSweep& sweep_;
-  std::vector<Gpu*>& peers_;
   std::size_t es_;
   std::uint64_t stripe_bytes_;
   std::vector<Port> ports_;
