@@ -17,7 +17,7 @@ void CollectiveAlgorithm::final_from_switch(const Packet& in) const {
 namespace {
 struct Registration {
   CollectiveAlgo algorithm;  // the collective.algorithm value
-  std::unique_ptr<CollectiveAlgorithm> (*make)(Gpu&);
+  AlgorithmFactory make;
 };
 
 // Built once from constant data on first use; never changed.
@@ -39,9 +39,11 @@ std::vector<std::string> collective_algorithm_names() {
   return names;
 }
 
-std::unique_ptr<CollectiveAlgorithm> make_collective_algorithm(CollectiveAlgo a, Gpu& gpu) {
+std::unique_ptr<CollectiveAlgorithm> make_collective_algorithm(CollectiveAlgo a, Gpu& gpu,
+                                                               const Config& cfg,
+                                                               const CollectiveSweep& sweep) {
   for (const Registration& r : registry())
-    if (r.algorithm == a) return r.make(gpu);
+    if (r.algorithm == a) return r.make(gpu, cfg, sweep);
   std::string names;
   for (const std::string& n : collective_algorithm_names())
     names += (names.empty() ? "" : ", ") + n;

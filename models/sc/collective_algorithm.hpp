@@ -12,7 +12,7 @@
 // no heap allocation per packet and each hook is one virtual call.
 //
 // Adding an algorithm: a file in models/sc/algorithms/ with its class and a
-// factory `make_NAME_algorithm(Gpu&)`, declared below and entered in the
+// factory `make_NAME_algorithm`, declared below and entered in the
 // registry table in collective_algorithm.cpp; the `collective.algorithm`
 // value that names it is in the config schema.
 #pragma once
@@ -154,16 +154,26 @@ class CollectiveAlgorithm {
 
 // The registry: one entry per `collective.algorithm` value, built once from
 // constant data. Throws ConfigError naming the value and the algorithms
-// there are when none implements `a`.
-std::unique_ptr<CollectiveAlgorithm> make_collective_algorithm(CollectiveAlgo a, Gpu& gpu);
+// there are when none implements `a`. A factory may pick a variant from the
+// config and the sweep (the hierarchical all-reduce's phase 2).
+using AlgorithmFactory = std::unique_ptr<CollectiveAlgorithm> (*)(Gpu&, const Config&,
+                                                                  const CollectiveSweep&);
+std::unique_ptr<CollectiveAlgorithm> make_collective_algorithm(CollectiveAlgo a, Gpu& gpu,
+                                                               const Config& cfg,
+                                                               const CollectiveSweep& sweep);
 // The names of the registered algorithms, in registry order.
 std::vector<std::string> collective_algorithm_names();
 
 // The factories (one per file in models/sc/algorithms/).
-std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu);
-std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu);
-std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu);
-std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu);
-std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu);
+std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config& cfg,
+                                                         const CollectiveSweep& sweep);
+std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config& cfg,
+                                                         const CollectiveSweep& sweep);
+std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config& cfg,
+                                                         const CollectiveSweep& sweep);
+std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Config& cfg,
+                                                           const CollectiveSweep& sweep);
+std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu, const Config& cfg,
+                                                                 const CollectiveSweep& sweep);
 
 }  // namespace fabricsim

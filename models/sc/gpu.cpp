@@ -37,7 +37,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
   for (const CollectiveCall& c : sweep.calls()) {
     const auto a = static_cast<std::size_t>(c.algorithm);
     if (algorithms_.size() <= a) algorithms_.resize(a + 1);
-    if (!algorithms_[a]) algorithms_[a] = make_collective_algorithm(c.algorithm, *this);
+    if (!algorithms_[a]) algorithms_[a] = make_collective_algorithm(c.algorithm, *this, cfg, sweep);
   }
   if (!sweep.calls().empty()) {
     algo_id_ = sweep.calls().front().algorithm;

@@ -121,7 +121,8 @@ void DirectAlgorithm::fold(const Packet& in) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu) {
+std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Config&,
+                                                           const CollectiveSweep&) {
   return std::make_unique<DirectAlgorithm>(gpu);
 }
 

@@ -1,8 +1,11 @@
 // Hierarchical all-reduce (HierPlan in collective.hpp): what a GPU sends and
-// does on receipt in each of the three phases. With scaleout.sharp, phase 2
-// is in the network: the GPUs of rank r push their whole chunk to their
-// leaf's reduction engine (multicast group 1 + r), which folds the domains
-// in order and multicasts the sum back.
+// does on receipt in each of the three phases. HierarchicalAlgorithm holds
+// phases 1 and 3 (rings inside the domain) and one subclass per way of
+// doing phase 2 across the domains: RingInter (collective.inter=ring),
+// TreeInter (tree, double_tree), SharpInter (scaleout.sharp: the GPUs of
+// rank r push their whole chunk to their leaf's reduction engine, multicast
+// group 1 + r, which folds the domains in order and multicasts the sum
+// back), and LocalOnly with one domain (no phase 2).
 //
 // Timing assumptions, as for the ring: a slice moves on as soon as it
 // arrives and a GPU's local add is instantaneous. Phase 2 starts at a GPU
@@ -21,7 +24,7 @@ namespace fabricsim {
 
 namespace {
 
-class HierarchicalAlgorithm final : public CollectiveAlgorithm {
+class HierarchicalAlgorithm : public CollectiveAlgorithm {
  public:
   using CollectiveAlgorithm::CollectiveAlgorithm;
 
@@ -41,33 +44,36 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
     return entry & kFromChunkInter ? inter_next() : domain_next();
   }
   std::uint64_t first_step_count(std::uint64_t entry) const override;
-  PacketId make_first_step(Port& port) override {
-    const std::uint64_t entry = port.first_step.front();
-    port.first_step.pop_front();
-    if (entry & ~kEntryElement) return make_from_chunk(port, entry);
-    const std::uint64_t count = first_step_count(entry);
-    const PacketId pk = make_packet(0, entry, count);
-    Packet& p = pool().get(pk);
-    p.dst = domain_next();
-    p.flits = flits_on(port, p.bytes);
-    p.payload = payloads().alloc();
-    input(entry, count, payloads().data(p.payload));
-    return pk;
-  }
+  PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
 
- private:
+ protected:
   // First-step entries made from our reduced chunk carry a tag: phase 2
   // (to the next domain), or phase 3 with one domain (to our domain's next
   // GPU).
   static constexpr std::uint64_t kFromChunkInter = 1ull << 63;
   static constexpr std::uint64_t kFromChunkGather = 1ull << 62;
+  using Send = std::pair<int, int>;  // (step, GPU)
 
-  void begin_inter();  // our chunk is reduced inside the domain
-  PacketId make_from_chunk(Port& port, std::uint64_t entry);
+  // Phase 2, one subclass per variant. Our chunk is reduced inside the
+  // domain: queue its first sends (push_range).
+  virtual void queue_inter() = 0;
+  // A phase-2 arrival (step in phase 2's range, or kMcStep).
+  virtual void receive_inter(const Packet& in) = 0;
+  // Where a phase-2 entry's packet ends (`end`: its chunk's end).
+  virtual std::uint64_t inter_end(int /*c*/, std::uint64_t /*first*/, std::uint64_t end) const {
+    return end;
+  }
+  // A phase-2 packet made from our chunk: where it goes and what it is.
+  virtual void address_inter(Packet& p) const { p.dst = inter_next(); }
+  // A final slice's sends beyond our domain and the ring's next (sends[n..]).
+  virtual int final_sends(std::uint64_t /*first*/, Send* /*sends*/, int n) const { return n; }
+
+  void push_range(std::uint64_t begin, std::uint64_t end, std::uint64_t tag) const {
+    for (std::uint64_t e = begin; e < end; e += plan().slice_elements) push_first_step(e | tag);
+  }
   void hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step);
   void send_on(int step, int dst, std::uint64_t first, std::uint64_t count, PayloadId payload);
-  void tree_up(const Packet& in);
   // Our domain-reduced data at `first` (our input itself with one GPU per domain).
   const std::uint8_t* chunk_data(std::uint64_t first, std::uint64_t count);
   int rank() const { return id() - domain_begin(); }  // in our domain
@@ -75,13 +81,19 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
   int inter_next() const { return (id() + per_domain()) % gpus(); }
   int domain() const { return id() / per_domain(); }
   int tree_gpu(int d) const { return d * per_domain() + rank(); }  // our rank in domain d
-  // The tree (collective.inter=double_tree: 0 or 1) element `first` of our chunk takes.
-  int tree_of(std::uint64_t first) const {
-    return sweep().hier().tree_of(rank(), first - plan().chunk_begin(rank()));
+  std::uint64_t chunk_begin() const { return plan().chunk_begin(rank()); }
+  std::uint64_t chunk_end() const { return plan().chunk_begin(rank() + 1); }
+  // Phase-2 data that arrived before our chunk was complete waits.
+  bool wait_for_chunk(const Packet& in) {
+    if (!inter_ready_) inter_stash_.push_back(in);
+    return !inter_ready_;
   }
 
-  bool sharp_ = false;  // phase 2 in the leaves' engines (scaleout.sharp)
-  bool tree_ = false;   // phase 2 by a binary tree over the domains (collective.inter)
+ private:
+  void begin_inter();  // our chunk is reduced inside the domain
+  PacketId make_from_chunk(Port& port, std::uint64_t entry);
+  void receive_intra(const Packet& in);  // phase 1
+
   // Our chunk reduced inside the domain (phase 1's result, phase 2's own
   // input), its elements still to come, and phase-2 data that arrived
   // before it was complete.
@@ -90,30 +102,33 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
   std::uint64_t final_left_ = 0;  // our chunk's elements not yet fully reduced
   bool inter_ready_ = false;
   std::vector<Packet> inter_stash_;
-  std::unordered_map<std::uint64_t, Fold> folds_;  // tree: by first element
 };
 
 std::uint64_t HierarchicalAlgorithm::first_step_count(std::uint64_t entry) const {
   const std::uint64_t first = entry & kEntryElement;
   const RingPlan& chunks = plan();
-  int c = chunks.chunk_of(first);
+  const int c = chunks.chunk_of(first);
   std::uint64_t end = chunks.chunk_begin(c + 1);
-  if ((entry & kFromChunkInter) && !sharp_ && !tree_) {  // a sub-chunk of our chunk
-    const RingPlan sub = sweep().hier().inter(c);
-    const std::uint64_t base = chunks.chunk_begin(c);
-    end = base + sub.chunk_begin(sub.chunk_of(first - base) + 1);
-  } else if ((entry & kFromChunkInter) && tree_) {  // double tree: tree 0's part ends at the split
-    const std::uint64_t split = chunks.chunk_begin(c) + sweep().hier().tree_split(c);
-    if (first < split) end = split;
-  }
+  if (entry & kFromChunkInter) end = inter_end(c, first, end);
   return std::min(chunks.slice_elements, end - first);
 }
 
+PacketId HierarchicalAlgorithm::make_first_step(Port& port) {
+  const std::uint64_t entry = port.first_step.front();
+  port.first_step.pop_front();
+  if (entry & ~kEntryElement) return make_from_chunk(port, entry);
+  const std::uint64_t count = first_step_count(entry);
+  const PacketId pk = make_packet(0, entry, count);
+  Packet& p = pool().get(pk);
+  p.dst = domain_next();
+  p.flits = flits_on(port, p.bytes);
+  p.payload = payloads().alloc();
+  input(entry, count, payloads().data(p.payload));
+  return pk;
+}
+
 void HierarchicalAlgorithm::begin_call() {
-  sharp_ = config().topology.kind == TopologyKind::kScaleOut && config().scaleout.sharp &&
-           sweep().hier().domains > 1;
-  tree_ = sweep().hier().tree && sweep().hier().domains > 1;
-  const std::uint64_t mine = sweep().plan().chunk_elements(rank());
+  const std::uint64_t mine = plan().chunk_elements(rank());
   final_left_ = mine;
   // With one GPU per domain our chunk is our input: nothing to wait for.
   chunk_left_ = per_domain() > 1 ? mine : 0;
@@ -127,46 +142,19 @@ const std::uint8_t* HierarchicalAlgorithm::chunk_data(std::uint64_t first, std::
     input(first, count, own());
     return own();
   }
-  return chunk_.data() + (first - sweep().plan().chunk_begin(rank())) * es();
+  return chunk_.data() + (first - chunk_begin()) * es();
 }
 
-// Our chunk is reduced inside the domain: start phase 2 on it (the ring's
-// reduce-scatter step 0 sends sub-chunk (domain - 1) to the next domain; a
-// tree leaf sends its chunk up; SHARP pushes it to the leaf's engine), or,
-// with one domain, it is final: send it round the domain.
+// Our chunk is reduced inside the domain: phase 2 starts on it (or, with
+// one domain, it is final and goes round the domain); the phase-2 data that
+// came early is handled now.
 void HierarchicalAlgorithm::begin_inter() {
   inter_ready_ = true;
   sweep().mark_mid(id(), now());
-  const HierPlan& h = sweep().hier();
-  const RingPlan& chunks = plan();
-  const int r = rank();
-  const std::uint64_t base = chunks.chunk_begin(r);
-  auto push = [&](std::uint64_t begin, std::uint64_t end, std::uint64_t tag) {
-    for (std::uint64_t e = begin; e < end; e += chunks.slice_elements) push_first_step(e | tag);
-  };
-  if (h.domains == 1) {
-    push(base, chunks.chunk_begin(r + 1), kFromChunkGather);
-  } else if (sharp_) {  // the whole chunk to the leaf's engine
-    push(base, chunks.chunk_begin(r + 1), kFromChunkInter);
-  } else if (tree_) {
-    // A leaf of a tree sends its part of the chunk (all of it with one
-    // tree) up; an inner node folds it with its children's as their slices
-    // come (some may have come).
-    const std::uint64_t split = base + h.tree_split(r);
-    if (h.tree_children(0, domain()) == 0) push(base, split, kFromChunkInter);
-    if (h.double_tree && h.tree_children(1, domain()) == 0)
-      push(split, chunks.chunk_begin(r + 1), kFromChunkInter);
-    std::vector<Packet> early;
-    early.swap(inter_stash_);
-    for (const Packet& p : early) receive(p);
-  } else {
-    const RingPlan sub = h.inter(r);
-    const int k = (id() / per_domain() + h.domains - 1) % h.domains;
-    push(base + sub.chunk_begin(k), base + sub.chunk_begin(k + 1), kFromChunkInter);
-    std::vector<Packet> early;
-    early.swap(inter_stash_);
-    for (const Packet& p : early) receive(p);
-  }
+  queue_inter();
+  std::vector<Packet> early;
+  early.swap(inter_stash_);
+  for (const Packet& p : early) receive(p);
   if (final_left_ == 0) sweep().mark_inter(id(), now());
   try_links();
 }
@@ -181,16 +169,9 @@ PacketId HierarchicalAlgorithm::make_from_chunk(Port& port, std::uint64_t entry)
   const HierPlan& h = sweep().hier();
   const PacketId pk = make_packet(inter ? h.inter_first() : h.gather_first(), first, count);
   Packet& p = pool().get(pk);
-  p.dst = !inter  ? domain_next()
-          : tree_ ? tree_gpu(h.tree_parent(tree_of(first), domain()))
-                  : inter_next();
+  p.dst = domain_next();
   p.flits = flits_on(port, p.bytes);
-  if (inter && sharp_) {  // a contribution to rank r's group at our leaf
-    p.kind = PacketKind::kReduceContrib;
-    p.group = static_cast<std::uint16_t>(1 + rank());
-    p.dst = -1;
-    p.step = kMcStep;
-  }
+  if (inter) address_inter(p);
   p.payload = payloads().alloc();
   std::uint8_t* values = payloads().data(p.payload);
   const std::uint8_t* src = chunk_data(first, count);
@@ -221,15 +202,11 @@ void HierarchicalAlgorithm::hier_final(std::uint64_t first, std::uint64_t count,
                                        int next_step) {
   const HierPlan& h = sweep().hier();
   sweep().check(first, count, payloads().data(payload), gpus(), call().group);
-  std::pair<int, int> sends[3];  // (step, GPU): at most the domain and two children
+  Send sends[3];  // at most the domain and two children
   int n = 0;
   if (per_domain() > 1) sends[n++] = {h.gather_first(), domain_next()};
   if (next_step >= 0) sends[n++] = {next_step, inter_next()};
-  if (tree_) {
-    const int t = tree_of(first);
-    for (int k = 0; k < h.tree_children(t, domain()); ++k)
-      sends[n++] = {h.inter_first() + 1, tree_gpu(h.tree_child(t, domain(), k))};
-  }
+  n = final_sends(first, sends, n);
   for (int k = 1; k < n; ++k) payloads().retain(payload);
   for (int k = 0; k < n; ++k) send_on(sends[k].first, sends[k].second, first, count, payload);
   if (n == 0) payloads().release(payload);
@@ -237,10 +214,154 @@ void HierarchicalAlgorithm::hier_final(std::uint64_t first, std::uint64_t count,
   output_done(count);
 }
 
-// Tree, going up: a child's subtree sum of a slice. We fold in a fixed
-// order, our own sum first, then the children's (early arrivals wait), and
-// send the result to our parent, or, at the root, it is final.
-void HierarchicalAlgorithm::tree_up(const Packet& in) {
+void HierarchicalAlgorithm::receive(const Packet& in) {
+  const HierPlan& h = sweep().hier();
+  const int t = in.step;
+  if (t <= h.intra_last()) {
+    receive_intra(in);
+    return;
+  }
+  if (t <= h.inter_last() || t == kMcStep) {
+    receive_inter(in);
+    return;
+  }
+  // Phase 3: the all-gather inside the domain.
+  const std::uint64_t first = in.addr / es();
+  const std::uint64_t count = in.bytes / es();
+  sweep().check(first, count, payloads().data(in.payload), gpus(), call().group);
+  if (t < h.last())
+    send_on(t + 1, domain_next(), first, count, in.payload);
+  else
+    payloads().release(in.payload);
+  output_done(count);
+}
+
+// Phase 1: the ring's reduce-scatter in the domain.
+void HierarchicalAlgorithm::receive_intra(const Packet& in) {
+  const int t = in.step;
+  const std::uint64_t first = in.addr / es();
+  const std::uint64_t count = in.bytes / es();
+  std::uint8_t* values = payloads().data(in.payload);
+  add_own_input(first, count, values);
+  if (t < sweep().hier().intra_last()) {
+    send_on(t + 1, domain_next(), first, count, in.payload);
+    return;
+  }
+  const std::uint64_t base = chunk_begin();
+  if (first < base || first + count > chunk_end() || count > chunk_left_)
+    throw InvariantError(name() + ": element " + std::to_string(first) +
+                         " reduced inside the domain twice or outside our chunk");
+  if (data()) copy(values, count * es(), chunk_.data() + (first - base) * es());
+  payloads().release(in.payload);
+  if ((chunk_left_ -= count) == 0) begin_inter();
+}
+
+// One domain: no phase 2; our reduced chunk is final and goes round the
+// domain (phase 3).
+class LocalOnly final : public HierarchicalAlgorithm {
+ public:
+  using HierarchicalAlgorithm::HierarchicalAlgorithm;
+
+ private:
+  void queue_inter() override { push_range(chunk_begin(), chunk_end(), kFromChunkGather); }
+  void receive_inter(const Packet& in) override {
+    throw InvariantError(name() + ": step " + std::to_string(in.step) +
+                         " across the domains, but there is one domain");
+  }
+};
+
+// collective.inter=ring: chunk r is cut into one sub-chunk per domain and
+// all-reduced by a ring over the domains (its GPUs of rank r): a
+// reduce-scatter, then an all-gather.
+class RingInter final : public HierarchicalAlgorithm {
+ public:
+  using HierarchicalAlgorithm::HierarchicalAlgorithm;
+
+ private:
+  // The ring's reduce-scatter step 0 sends sub-chunk (domain - 1).
+  void queue_inter() override {
+    const HierPlan& h = sweep().hier();
+    const RingPlan sub = h.inter(rank());
+    const int k = (domain() + h.domains - 1) % h.domains;
+    push_range(chunk_begin() + sub.chunk_begin(k), chunk_begin() + sub.chunk_begin(k + 1),
+               kFromChunkInter);
+  }
+  // A sub-chunk's packets end with it.
+  std::uint64_t inter_end(int c, std::uint64_t first, std::uint64_t) const override {
+    const RingPlan sub = sweep().hier().inter(c);
+    const std::uint64_t base = plan().chunk_begin(c);
+    return base + sub.chunk_begin(sub.chunk_of(first - base) + 1);
+  }
+  void receive_inter(const Packet& in) override {
+    const HierPlan& h = sweep().hier();
+    const int t = in.step;
+    const std::uint64_t first = in.addr / es();
+    const std::uint64_t count = in.bytes / es();
+    if (t > h.inter_rs_last()) {  // all-gather across the domains
+      hier_final(first, count, in.payload, t < h.inter_last() ? t + 1 : -1);
+      return;
+    }
+    if (wait_for_chunk(in)) return;  // reduce-scatter: our chunk is an input
+    reduce(payloads().data(in.payload), chunk_data(first, count), count * es());
+    if (t < h.inter_rs_last())
+      send_on(t + 1, inter_next(), first, count, in.payload);
+    else
+      hier_final(first, count, in.payload, t + 1);
+  }
+};
+
+// collective.inter=tree or double_tree: the domains' sums go up a binary
+// tree over the domains (each node folds its own sum, then its children's
+// in order) and the result comes down it. With two trees, the first part
+// of each chunk (HierPlan::tree_split) takes tree 0, the rest tree 1.
+class TreeInter final : public HierarchicalAlgorithm {
+ public:
+  using HierarchicalAlgorithm::HierarchicalAlgorithm;
+
+ private:
+  // The tree element `first` of our chunk takes.
+  int tree_of(std::uint64_t first) const {
+    return sweep().hier().tree_of(rank(), first - chunk_begin());
+  }
+  // A leaf of a tree sends its part of the chunk (all of it with one tree)
+  // up; an inner node folds it with its children's as their slices come.
+  void queue_inter() override {
+    const HierPlan& h = sweep().hier();
+    const std::uint64_t split = chunk_begin() + h.tree_split(rank());
+    if (h.tree_children(0, domain()) == 0) push_range(chunk_begin(), split, kFromChunkInter);
+    if (h.double_tree && h.tree_children(1, domain()) == 0)
+      push_range(split, chunk_end(), kFromChunkInter);
+  }
+  // Double tree: tree 0's part ends at the split.
+  std::uint64_t inter_end(int c, std::uint64_t first, std::uint64_t end) const override {
+    const std::uint64_t split = plan().chunk_begin(c) + sweep().hier().tree_split(c);
+    return first < split ? split : end;
+  }
+  void address_inter(Packet& p) const override {
+    p.dst = tree_gpu(sweep().hier().tree_parent(tree_of(p.addr / es()), domain()));
+  }
+  int final_sends(std::uint64_t first, Send* sends, int n) const override {
+    const HierPlan& h = sweep().hier();
+    const int t = tree_of(first);
+    for (int k = 0; k < h.tree_children(t, domain()); ++k)
+      sends[n++] = {h.inter_first() + 1, tree_gpu(h.tree_child(t, domain(), k))};
+    return n;
+  }
+  void receive_inter(const Packet& in) override {
+    if (in.step == sweep().hier().inter_first() + 1)  // down from our parent: final
+      hier_final(in.addr / es(), in.bytes / es(), in.payload, -1);
+    else if (!wait_for_chunk(in))  // up from a child
+      tree_up(in);
+  }
+  void tree_up(const Packet& in);
+
+  std::unordered_map<std::uint64_t, Fold> folds_;  // by first element
+};
+
+// Going up: a child's subtree sum of a slice. We fold in a fixed order, our
+// own sum first, then the children's (early arrivals wait), and send the
+// result to our parent, or, at the root, it is final.
+void TreeInter::tree_up(const Packet& in) {
   const HierPlan& h = sweep().hier();
   const std::uint64_t first = in.addr / es();
   const std::uint64_t count = in.bytes / es();
@@ -280,73 +401,41 @@ void HierarchicalAlgorithm::tree_up(const Packet& in) {
     send_on(h.inter_first(), tree_gpu(h.tree_parent(t, d)), first, count, acc);
 }
 
-void HierarchicalAlgorithm::receive(const Packet& in) {
-  const HierPlan& h = sweep().hier();
-  const int t = in.step;
-  const std::uint64_t first = in.addr / es();
-  const std::uint64_t count = in.bytes / es();
-  const PayloadId payload = in.payload;
-  std::uint8_t* values = payloads().data(payload);
-  if (in.step == kMcStep) {  // SHARP: the leaf's sum across the domains (a multicast copy)
-    hier_final(first, count, payload, -1);
-    return;
+// scaleout.sharp: phase 2 in the leaves' engines. Our whole chunk goes as
+// contributions to rank r's group at our leaf; the engine's sum comes back
+// as a multicast copy, final.
+class SharpInter final : public HierarchicalAlgorithm {
+ public:
+  using HierarchicalAlgorithm::HierarchicalAlgorithm;
+
+ private:
+  void queue_inter() override { push_range(chunk_begin(), chunk_end(), kFromChunkInter); }
+  void address_inter(Packet& p) const override {
+    p.kind = PacketKind::kReduceContrib;
+    p.group = static_cast<std::uint16_t>(1 + rank());
+    p.dst = -1;
+    p.step = kMcStep;
   }
-  if (tree_ && (t == h.inter_first() || t == h.inter_first() + 1)) {
-    if (t == h.inter_first() + 1) {  // down from our parent: final
-      hier_final(first, count, payload, -1);
-    } else if (!inter_ready_) {  // up from a child before our chunk is ready
-      inter_stash_.push_back(in);
-    } else {
-      tree_up(in);
-    }
-    return;
+  void receive_inter(const Packet& in) override {
+    if (in.step != kMcStep)
+      throw InvariantError(name() + ": step " + std::to_string(in.step) +
+                           " across the domains with scaleout.sharp");
+    hier_final(in.addr / es(), in.bytes / es(), in.payload, -1);
   }
-  if (t <= h.intra_last()) {  // phase 1: the ring's reduce-scatter in the domain
-    add_own_input(first, count, values);
-    if (t < h.intra_last()) {
-      send_on(t + 1, domain_next(), first, count, payload);
-      return;
-    }
-    const std::uint64_t base = sweep().plan().chunk_begin(rank());
-    if (first < base || first + count > base + sweep().plan().chunk_elements(rank()) ||
-        count > chunk_left_)
-      throw InvariantError(name() + ": element " + std::to_string(first) +
-                           " reduced inside the domain twice or outside our chunk");
-    if (data()) copy(values, count * es(), chunk_.data() + (first - base) * es());
-    payloads().release(payload);
-    if ((chunk_left_ -= count) == 0) begin_inter();
-    return;
-  }
-  if (t <= h.inter_rs_last()) {  // phase 2, reduce-scatter across the domains
-    if (!inter_ready_) {
-      inter_stash_.push_back(in);
-      return;
-    }
-    const std::uint8_t* mine = chunk_data(first, count);
-    reduce(values, mine, count * es());
-    if (t < h.inter_rs_last())
-      send_on(t + 1, inter_next(), first, count, payload);
-    else
-      hier_final(first, count, payload, t + 1);
-    return;
-  }
-  if (t <= h.inter_last()) {  // phase 2, all-gather across the domains
-    hier_final(first, count, payload, t < h.inter_last() ? t + 1 : -1);
-    return;
-  }
-  // Phase 3: the all-gather inside the domain.
-  sweep().check(first, count, values, gpus(), call().group);
-  if (t < h.last())
-    send_on(t + 1, domain_next(), first, count, payload);
-  else
-    payloads().release(payload);
-  output_done(count);
-}
+};
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu) {
-  return std::make_unique<HierarchicalAlgorithm>(gpu);
+// The phase-2 variant is fixed for a fabric: by its domains, scaleout.sharp
+// and collective.inter (CollectiveSweep's HierPlan).
+std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu, const Config& cfg,
+                                                                 const CollectiveSweep& sweep) {
+  const HierPlan& h = sweep.hier();
+  if (h.domains == 1) return std::make_unique<LocalOnly>(gpu);
+  if (cfg.topology.kind == TopologyKind::kScaleOut && cfg.scaleout.sharp)
+    return std::make_unique<SharpInter>(gpu);
+  if (h.tree) return std::make_unique<TreeInter>(gpu);
+  return std::make_unique<RingInter>(gpu);
 }
 
 }  // namespace fabricsim

@@ -112,7 +112,8 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu) {
+std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config&,
+                                                         const CollectiveSweep&) {
   return std::make_unique<NvlsAlgorithm>(gpu);
 }
 

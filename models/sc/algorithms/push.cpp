@@ -47,7 +47,8 @@ class PushAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu) {
+std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config&,
+                                                         const CollectiveSweep&) {
   return std::make_unique<PushAlgorithm>(gpu);
 }
 

@@ -130,7 +130,8 @@ void RingAlgorithm::receive(const Packet& in) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu) {
+std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config&,
+                                                         const CollectiveSweep&) {
   return std::make_unique<RingAlgorithm>(gpu);
 }
 
