@@ -198,7 +198,9 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
   current().finished = true;
   if (on_call_end_) on_call_end_(current());
   ++current_;
-  return true;
+  if (done()) return true;
+  start(t + current().gap);
+  return false;
 }
 
 bool CollectiveSweep::within_tolerance(const Golden& g, std::uint64_t i,

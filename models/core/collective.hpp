@@ -173,8 +173,17 @@ class CollectiveSweep {
 
   // Starts the current call at t (sets its plan).
   void begin(Ps t);
-  // GPU g has its whole output; returns true when it was the last one (the
-  // call is then finished and the sweep moves to the next).
+  // How a call starts on the GPUs: f(t) starts the current call on every GPU
+  // at t (the fabric that owns the GPUs sets it).
+  void set_start_call(std::function<void(Ps)> f) { start_call_ = std::move(f); }
+  // Starts the current call at t: its plan, then on every GPU.
+  void start(Ps t) {
+    begin(t);
+    if (start_call_) start_call_(t);
+  }
+  // The call barrier: GPU g has its whole output at t. The last GPU of a
+  // call ends it (on_call_end) and starts the next one on every GPU, the
+  // next call's gap later. Returns true when that ended the sweep.
   bool gpu_finished(int g, Ps t);
   // How much later than the call's start GPU g starts it (straggler.*).
   Ps start_delay(int g) const { return start_delay(current_, g); }
@@ -213,6 +222,7 @@ class CollectiveSweep {
   std::vector<Partition> partitions_;
   TrainingWorkload workload_;
   std::function<void(CollectiveCall&)> on_call_end_;
+  std::function<void(Ps)> start_call_;
   std::size_t current_ = 0;
   int finished_ = 0;
   bool stop_when_done_ = true;

@@ -95,11 +95,13 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
     for (auto& sw : switches_) sw->set_multicast_groups(groups);
     for (int e = 0; e < topo_.endpoints; ++e) {
       gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(e)).c_str(), scheduler_, e,
-                                            cfg_, pool_, payloads_, *sweep_, gpu_ptrs_,
+                                            cfg_, pool_, payloads_, *sweep_,
                                             topo_.links_of(e)));
-      gpu_ptrs_.push_back(gpus_.back().get());
       ep_modules.push_back(gpus_.back().get());
     }
+    sweep_->set_start_call([this](Ps t) {
+      for (auto& g : gpus_) g->begin_call(t);
+    });
   } else if (cfg_.workload.kind == WorkloadKind::kTlm) {
     if (!endpoints)
       throw ConfigError("workload.kind=tlm: the endpoints are TLM-2.0 targets for your SystemC "
@@ -299,9 +301,7 @@ std::uint64_t Fabric::events() const {
 
 void Fabric::start_of_simulation() {
   if (!collective() || sweep_->done()) return;
-  const Ps start = sweep_->current().gap;
-  sweep_->begin(start);
-  for (Gpu* g : gpu_ptrs_) g->begin_call(start);
+  sweep_->start(sweep_->current().gap);
 }
 
 bool Fabric::run() {

@@ -140,7 +140,6 @@ class Fabric : public sc_core::sc_module {
   PayloadPool payloads_;
   std::unique_ptr<CollectiveSweep> sweep_;           // collective workload
   std::vector<std::unique_ptr<Gpu>> gpus_;
-  std::vector<Gpu*> gpu_ptrs_;
   std::vector<std::unique_ptr<FabricEndpoint>> external_;  // workload.kind=tlm
   std::vector<std::unique_ptr<Link>> links_;
   // Per link, for the statistics by tier: in a scale-up domain, a GPU's NIC

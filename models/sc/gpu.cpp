@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "models/core/errors.hpp"
+#include "models/sc/collective_algorithm.hpp"
 
 namespace fabricsim {
 
 Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
-         PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep,
-         std::vector<Gpu*>& peers, int links)
+         PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, int links)
     : TimedModule(name, scheduler),
       id_(id),
       n_(sweep.gpus()),
@@ -16,7 +16,6 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       pool_(pool),
       payloads_(payloads),
       sweep_(sweep),
-      peers_(peers),
       es_(element_bytes(cfg.collective.dtype)),
       stripe_bytes_(stripe_bytes(cfg)),
       ports_(static_cast<size_t>(links)),
@@ -27,13 +26,26 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
     p.flit_bytes = cfg.link.flit_bytes;
   }
   domain_end_ = n_;
-  members_ = &sweep.partition(0).groups[0];  // until a call names its group
-  gn_ = n_;
-  rank_ = id;
+  call_.members = &sweep.partition(0).groups[0];  // until a call names its group
+  call_.size = n_;
+  call_.rank = id;
   for (int k = 0; k < links; ++k) up_ports_.push_back(k);
   if (cfg.straggler.gpu == id) issue_factor_ = cfg.straggler.issue_factor;
   data_ = cfg.collective.data;
+  // One instance of each algorithm the calls use (the registry throws
+  // ConfigError for a value no algorithm implements).
+  for (const CollectiveCall& c : sweep.calls()) {
+    const auto a = static_cast<std::size_t>(c.algorithm);
+    if (algorithms_.size() <= a) algorithms_.resize(a + 1);
+    if (!algorithms_[a]) algorithms_[a] = make_collective_algorithm(c.algorithm, *this, cfg, sweep);
+  }
+  if (!sweep.calls().empty()) {
+    algo_id_ = sweep.calls().front().algorithm;
+    algo_ = algorithm(algo_id_);
+  }
 }
+
+Gpu::~Gpu() = default;
 
 void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
   ports_[static_cast<size_t>(port)].tx = tx;
@@ -63,11 +75,11 @@ int Gpu::detour(int l, std::uint64_t addr, int dst) const {
   };
   if (!same.empty()) return pick(same);
   const std::string sw = "switch " + std::to_string(port_switch_[static_cast<size_t>(l)]);
-  if (nvls_ || push_)
+  if (algo_->through_switch())
     throw InvariantError(std::string(name()) + ": no path: every link to " + sw +
                          " is down, and address " + std::to_string(addr) +
                          " is reduced or multicast by that switch's engine "
-                         "(collective.algorithm=" + to_string(algo_) + ")");
+                         "(collective.algorithm=" + to_string(algo_id_) + ")");
   if (other.empty())
     throw InvariantError(std::string(name()) + ": no path" +
                          (dst >= 0 ? " to GPU " + std::to_string(dst) : std::string()) +
@@ -135,7 +147,7 @@ PacketId Gpu::make_packet(int step, std::uint64_t first, std::uint64_t count) {
   p.kind = PacketKind::kWrite;
   p.t_gen = p.t_inject = now();
   p.src = id_;
-  p.dst = member(rank_ + 1);  // the ring's next GPU
+  p.dst = call_.member(call_.rank + 1);  // the ring's next GPU
   p.addr = first * es_;
   p.bytes = static_cast<std::uint32_t>(count * es_);
   // p.flits: sized by the port it takes (flits_on), or 1 for a request.
@@ -154,7 +166,7 @@ void Gpu::schedule_try(int l, Ps t) {
 }
 
 bool Gpu::has_work(const Port& port) const {
-  if (!port.first_step.empty() && (!pull_ || may_read())) return true;
+  if (!port.first_step.empty() && may_issue()) return true;
   if (!port.reads.empty()) return true;
   for (const auto& q : port.ready)
     if (!q.empty()) return true;
@@ -195,17 +207,18 @@ void Gpu::try_link(int l) {
     auto& q = port.ready[static_cast<size_t>(v)];
     int flits;
     bool from_first = false;
-    // NVLS reads are one flit: they go before queued 17-flit stores, or
-    // the stores of finished reads would starve the next reads.
-    const bool read_first = pull_ && v == 0 && !port.first_step.empty() && may_read();
+    // Requests (NVLS reads) are one flit: they go before queued 17-flit
+    // stores, or the stores of finished reads would starve the next reads.
+    const bool read_first = requests_ && v == 0 && !port.first_step.empty() && may_issue();
     bool from_reads = false;
     if (!q.empty() && !read_first) {
       flits = pool_.get(q.front()).flits;
     } else if (v == 1 && !port.reads.empty()) {
       flits = flits_on(port, port.reads.front().count * es_);
       from_reads = true;
-    } else if (v == 0 && !port.first_step.empty() && (!pull_ || may_read())) {
-      flits = pull_ ? 1 : flits_on(port, first_step_count(port.first_step.front()) * es_);
+    } else if (v == 0 && !port.first_step.empty() && may_issue()) {
+      flits =
+          requests_ ? 1 : flits_on(port, algo_->first_step_count(port.first_step.front()) * es_);
       from_first = true;
     } else {
       continue;
@@ -216,7 +229,7 @@ void Gpu::try_link(int l) {
     }
     PacketId id;
     if (from_first) {
-      id = make_first_step(port);
+      id = algo_->make_first_step(port);
     } else if (from_reads) {
       id = make_read_response(port);
     } else {
@@ -231,20 +244,16 @@ void Gpu::try_link(int l) {
       return;
     }
     p.t_inject = t;
-    bool reads_resume = false;
-    if (pull_ && p.kind == PacketKind::kMcStore) {
-      reads_resume = !may_read();
-      --stores_waiting_;
-      reads_resume = reads_resume && may_read();
-    }
+    const bool reads_resume = requests_ && algo_->sent(p);
     port.tx->set_stalled(t, false);
     port.tx->send(id, p, t);
     ++injected_;
     port.vc_ptr = (v + 1) % vcs_;
     if (issue_factor_ < 1.0)  // a throttled GPU leaves the link idle in between
-      port.not_before = t + static_cast<Ps>(static_cast<double>(port.tx->free_at() - t) / issue_factor_);
+      port.not_before =
+          t + static_cast<Ps>(static_cast<double>(port.tx->free_at() - t) / issue_factor_);
     if (has_work(port)) schedule_try(l, std::max(port.tx->free_at(), port.not_before));
-    if (reads_resume)  // links that stopped for the store bound may read again
+    if (reads_resume)  // links that stopped for the window may issue again
       for (int m = 0; m < links(); ++m)
         if (m != l && !ports_[static_cast<size_t>(m)].first_step.empty()) schedule_try(m, t);
     return;
@@ -268,14 +277,8 @@ void Gpu::output_done(std::uint64_t elements) {
   received_ += elements;
   if (!active_ || received_ < expected_) return;
   active_ = false;
-  if (!sweep_.gpu_finished(id_, now())) return;
-  if (sweep_.done()) {
-    if (sweep_.stop_kernel_when_done()) stop_kernel();
-    return;
-  }
-  const Ps next = now() + sweep_.current().gap;
-  sweep_.begin(next);
-  for (Gpu* g : peers_) g->begin_call(next);
+  // The sweep's call barrier starts the next call when we are the last.
+  if (sweep_.gpu_finished(id_, now()) && sweep_.stop_kernel_when_done()) stop_kernel();
 }
 
 void Gpu::handle(const Item& item) {

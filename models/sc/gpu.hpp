@@ -2,23 +2,21 @@
 // with real data, sending posted writes over its links (striped by address)
 // and checking every output element against the golden result.
 //
-// Ring algorithm (NCCL's ring, pipelined per packet): the message is cut into
-// n chunks and each chunk into packet-sized slices. Reduce-scatter step s: GPU
-// g sends chunk (g-s-1) mod n to GPU g+1; the receiver adds its own input to
-// each arriving slice and forwards it at step s+1, so after n-1 steps GPU g
-// holds chunk g fully reduced. All-gather step s: GPU g sends chunk (g-s) mod
-// n; receivers keep and forward. A slice moves on as soon as it arrives (no
-// wait for the whole chunk); a GPU's local add is instantaneous (the model's
-// assumption: GPU arithmetic is not the bottleneck). Step-0 slices are made
-// only when a link can take them, so memory follows what is in flight.
-// The other algorithms (NVLS, push, direct; broadcast and reduce chains)
-// are described in docs/models/collectives.md; gpu_collectives.cpp holds
-// what each sends and does on receipt, this file the transport.
+// The GPU is the transport and the bookkeeping: its ports (a queue of
+// packets made on arrival per VC, the read responses it owes the switches,
+// the first-step entries to make packets from when the link can take them),
+// link selection and detours around faults, credits and statistics, and its
+// part in the current call (group, rank, the output it expects). What it
+// sends and what an arrival does belong to the call's algorithm, a
+// CollectiveAlgorithm (collective_algorithm.hpp; one class per algorithm in
+// models/sc/algorithms/, described in docs/models/collectives.md). The call
+// barrier (the last GPU to finish starts the next call everywhere) is the
+// sweep's (CollectiveSweep::gpu_finished).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
 #include "models/core/collective.hpp"
@@ -30,11 +28,25 @@
 
 namespace fabricsim {
 
+class CollectiveAlgorithm;
+
+// A GPU's part in the current call.
+struct GpuCall {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  const std::vector<int>* members = nullptr;  // our group, in ring order
+  int size = 1;                               // its GPUs
+  int rank = 0;                               // our place in it
+  int group = 0;                              // its index in the call's partition
+  int root = 0;                               // broadcast and reduce (collective.root)
+  // The GPU of rank r (mod the group's size).
+  int member(int r) const { return (*members)[static_cast<size_t>(r % size)]; }
+};
+
 class Gpu : public TimedModule {
  public:
   Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
-      PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, std::vector<Gpu*>& peers,
-      int links);
+      PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, int links);
+  ~Gpu() override;
 
   // `peer_switch`: the switch the port's links go to (faults move traffic
   // to another link of the same switch first).
@@ -72,8 +84,11 @@ class Gpu : public TimedModule {
   void handle(const Item& item) override;
 
  private:
+  friend class CollectiveAlgorithm;  // its helpers are the algorithms' access
   enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18 };
-  static constexpr int kMcStep = 0xFFFF;  // packet step of multicast data
+  // A first-step entry: the element its packet starts at, in the low bits;
+  // an algorithm may tag the top two bits.
+  static constexpr std::uint64_t kEntryElement = (1ull << 62) - 1;
   // A read the switch asked of us (for an ld_reduce), not yet answered: the
   // request keeps its place in our receive buffer until its response is made.
   struct ReadReq {
@@ -87,22 +102,21 @@ class Gpu : public TimedModule {
     Link* rx = nullptr;
     std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, stores)
     Ring<ReadReq> reads;                // read requests to answer on this link (VC 1)
-    Ring<std::uint64_t> first_step;     // slices (first element) to send at the first step
+    Ring<std::uint64_t> first_step;     // entries to make the first step's packets from
     int vc_ptr = 0;
     Ps try_at = kNever;
     Ps not_before = 0;  // a throttled GPU's next send (straggler.issue_factor)
-    int dest_k = 0;     // direct all-reduce: peers the front slice has gone to
+    // Packets made from the front entry so far (an entry may make several:
+    // the direct all-reduce sends each slice to every peer in turn).
+    int dest_k = 0;
     std::int64_t flit_bytes = 16;  // its link's flit (a NIC's differs from an NVLink's)
   };
-  // Direct all-reduce: one output slice being folded in member order.
-  struct Fold {
-    int next = 0;                   // members folded so far
-    PayloadId acc = kNoPayload;     // the running result
-    std::vector<PayloadId> early;   // [member] arrived before its turn
-  };
 
-  void start_call();   // the call begins: counters, expected output
-  void start_work();   // our kernel runs (maybe later, straggler.*): process and send
+  void start_call();  // the call begins: our part, expected output, the algorithm
+  void start_work();  // our kernel runs (maybe later, straggler.*): process and send
+  // The algorithm of collective.algorithm value `a` (made at construction).
+  CollectiveAlgorithm* algorithm(CollectiveAlgo a) const;
+  std::uint64_t expected_output() const;  // output elements of this call
   void try_link(int l);
   void schedule_try(int l, Ps t);
   int pick_link(std::uint64_t addr, int dst = -1) const;
@@ -124,26 +138,19 @@ class Gpu : public TimedModule {
   // switch, else (unicast only) any working link; throws when none is left.
   int detour(int l, std::uint64_t addr, int dst) const;
   PacketId make_packet(int step, std::uint64_t first, std::uint64_t count);
-  // The next first-step packet of link `port` (made now), or kNoPacket.
-  PacketId make_first_step(Port& port);
-  int first_step_dst(std::uint64_t first) const;
-  // A first-step entry is an element index; hierarchical entries made from
-  // our reduced chunk carry a tag in the top bits (phase 2: to the next
-  // domain; phase 3 with one domain: to our domain's next GPU).
-  static constexpr std::uint64_t kFromChunkInter = 1ull << 63;
-  static constexpr std::uint64_t kFromChunkGather = 1ull << 62;
-  static constexpr std::uint64_t kEntryElement = kFromChunkGather - 1;
-  std::uint64_t first_step_count(std::uint64_t entry) const;  // elements it sends
-  int first_step_link(std::uint64_t entry) const;             // the port it takes
-  PacketId make_read_response(Port& port);  // answers port.reads' oldest request
-  void queue(PacketId id);  // on the link its address picks, on its VC
+  int first_step_link(std::uint64_t entry) const;  // the port a first-step entry takes
+  PacketId make_read_response(Port& port);         // answers port.reads' oldest request
+  void queue(PacketId id);                         // on the link its address picks, on its VC
   bool has_work(const Port& port) const;
+  // A first-step packet may be made now (requests_: the algorithm's window).
+  bool may_issue() const;
   void receive(const Packet& p);
   void add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data);
   // The data work, skipped when timing only (collective.data=false).
   void input(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const {
     if (data_)
-      fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype, out);
+      fill_input(sweep_.seed(), sweep_.current_index(), id_, first, count, cfg_.collective.dtype,
+                 out);
   }
   void reduce(std::uint8_t* acc, const std::uint8_t* in, std::size_t bytes) const {
     if (data_) alu_accumulate(cfg_.collective.redop, cfg_.collective.dtype, acc, in, bytes);
@@ -151,30 +158,6 @@ class Gpu : public TimedModule {
   void copy(const std::uint8_t* from, std::size_t bytes, std::uint8_t* to) const {
     if (data_) std::copy(from, from + bytes, to);
   }
-  void forward_or_release(const Packet& in, bool forward);
-  void direct_fold(const Packet& in);
-  // Hierarchical all-reduce (gpu_hierarchical.cpp).
-  void hier_start();
-  void hier_receive(const Packet& in);
-  void begin_inter();  // our chunk is reduced inside the domain
-  PacketId make_from_chunk(Port& port, std::uint64_t entry);
-  void hier_final(std::uint64_t first, std::uint64_t count, PayloadId payload, int next_step);
-  void send_on(int step, int dst, std::uint64_t first, std::uint64_t count, PayloadId payload);
-  // Our domain-reduced data at `first` (our input itself with one GPU per domain).
-  const std::uint8_t* chunk_data(std::uint64_t first, std::uint64_t count);
-  int rank() const { return id_ - domain_begin_; }  // in our domain
-  // The call's group: GPU of rank r (mod the group's size).
-  int member(int r) const { return (*members_)[static_cast<size_t>(r % gn_)]; }
-  int per_domain() const { return domain_end_ - domain_begin_; }
-  int domain_next() const { return domain_begin_ + (rank() + 1) % per_domain(); }
-  int inter_next() const { return (id_ + per_domain()) % n_; }
-  int domain() const { return id_ / per_domain(); }
-  int tree_gpu(int d) const { return d * per_domain() + rank(); }  // our rank in domain d
-  // The tree (collective.inter=double_tree: 0 or 1) element `first` of our chunk takes.
-  int tree_of(std::uint64_t first) const {
-    return sweep_.hier().tree_of(rank(), first - sweep_.plan().chunk_begin(rank()));
-  }
-  void tree_up(const Packet& in);
   void output_done(std::uint64_t elements);
 
   int id_;
@@ -183,7 +166,6 @@ class Gpu : public TimedModule {
   PacketPool& pool_;
   PayloadPool& payloads_;
   CollectiveSweep& sweep_;
-  std::vector<Gpu*>& peers_;
   std::size_t es_;
   std::uint64_t stripe_bytes_;
   std::vector<Port> ports_;
@@ -193,53 +175,20 @@ class Gpu : public TimedModule {
   bool any_down_ = false;
   std::function<bool(int, int)> reach_;
   std::vector<std::uint8_t> own_;  // scratch: this GPU's input for one slice
+  int vcs_ = 1;
+  bool data_ = true;  // collective.data: payloads computed and checked
 
-  // Current call: our group (members in ring order), our rank in it.
-  const std::vector<int>* members_ = nullptr;
-  int gn_ = 1;
-  int rank_ = 0;
-  int group_ = 0;
-  int first_step_ = 0;   // 0 (reduce-scatter first) or n-1 (all-gather only)
-  int last_step_ = 0;    // the last step of the call
+  // [collective.algorithm value] one instance for each algorithm the sweep uses.
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> algorithms_;
+  CollectiveAlgorithm* algo_ = nullptr;             // the current call's
+  CollectiveAlgo algo_id_ = CollectiveAlgo::kRing;  // its collective.algorithm value
+  bool requests_ = false;                           // algo_->requests() for this call
+  GpuCall call_;
   std::uint64_t expected_ = 0;  // output elements this GPU must receive
-  std::uint64_t rs_left_ = 0;   // ring all-reduce: our chunk's elements not yet reduced
   std::uint64_t received_ = 0;
   bool active_ = false;
-  CollectiveOp op_ = CollectiveOp::kAllReduce;
-  CollectiveAlgo algo_ = CollectiveAlgo::kRing;
-  int root_ = 0;
-  std::unordered_map<std::uint64_t, Fold> folds_;  // direct all-reduce, by first element
-  bool nvls_ = false;
-  bool push_ = false;
-  bool pull_ = false;          // NVLS all-reduce: ld_reduce, then multimem.st
-  int vcs_ = 1;
-  std::uint64_t reads_in_flight_ = 0;
-  // NVLS all-reduce: multimem stores made from results and not yet sent. A
-  // GPU sends its one-flit reads before its stores (or stores would starve
-  // the reads), so without a bound stores would pile up for the rest of a
-  // call whenever its links are the limit; like an SM's full store buffer,
-  // `outstanding` waiting stores stop new reads until one leaves.
-  std::uint64_t stores_waiting_ = 0;
-  // A new ld_reduce may be issued: a read slot is free and the stores are
-  // below their bound.
-  bool may_read() const {
-    const auto window = static_cast<std::uint64_t>(cfg_.collective.outstanding);
-    return reads_in_flight_ < window && stores_waiting_ < window;
-  }
-  // Hierarchical all-reduce: our chunk reduced inside the domain (phase 1's
-  // result, phase 2's own input), its elements still to come, and phase-2
-  // data that arrived before it was complete.
-  bool data_ = true;  // collective.data: payloads computed and checked
-  bool hier_ = false;
-  bool sharp_ = false;  // phase 2 in the leaves' engines (scaleout.sharp)
-  bool tree_ = false;   // phase 2 by a binary tree over the domains (collective.inter)
-  std::vector<std::uint8_t> chunk_;
-  std::uint64_t chunk_left_ = 0;
-  std::uint64_t final_left_ = 0;  // our chunk's elements not yet fully reduced
-  bool inter_ready_ = false;
-  std::vector<Packet> inter_stash_;
-  bool started_ = false;          // our kernel runs in the current call
-  std::vector<Packet> stash_;     // data that arrived before it did
+  bool started_ = false;       // our kernel runs in the current call
+  std::vector<Packet> stash_;  // data that arrived before it did
   double issue_factor_ = 1.0;
 
   std::uint64_t injected_ = 0;

@@ -9,6 +9,7 @@
 
 #include "models/core/collective.hpp"
 #include "models/core/config.hpp"
+#include "models/sc/collective_algorithm.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
 #include "testbenches/common/run_fabrics.hpp"
@@ -591,6 +592,16 @@ TEST(Collective, RtlAluGivesTheSameRunAsTheModel) {
              sw["reduction_engine"]["completed"].get<std::uint64_t>();
   EXPECT_GT(beats, 0u);
   EXPECT_EQ(beats, folds);
+}
+
+// Every collective.algorithm value finds its class in the registry, under
+// the name the config uses.
+TEST(CollectiveAlgorithms, EveryAlgorithmValueIsRegistered) {
+  const std::vector<std::string> names = collective_algorithm_names();
+  for (CollectiveAlgo a : {CollectiveAlgo::kRing, CollectiveAlgo::kNvls, CollectiveAlgo::kPush,
+                           CollectiveAlgo::kDirect, CollectiveAlgo::kHierarchical})
+    EXPECT_NE(std::find(names.begin(), names.end(), to_string(a)), names.end()) << to_string(a);
+  EXPECT_EQ(names.size(), 5u);
 }
 
 }  // namespace

@@ -68,5 +68,38 @@ TEST(CollectiveCheck, ArrivalOrderAcceptsRoundingButNotErrors) {
   EXPECT_EQ(s.current().wrong, 1u);
 }
 
+// The call barrier: only the last GPU of a call ends it; that starts the
+// next call on every GPU (the start_call hook) the next call's gap later;
+// the last call's end reports the sweep done and starts nothing.
+TEST(CollectiveSweepBarrier, LastGpuStartsTheNextCallAfterItsGap) {
+  const Config c = load_config(
+      "", {"workload.kind=collective", "topology.kind=single", "switch.ports=4",
+           "collective.min_bytes=256", "collective.max_bytes=512", "collective.gap_ns=100"});
+  CollectiveSweep s(c, 4, 4);
+  ASSERT_EQ(s.calls().size(), 2u);
+  std::vector<Ps> starts;
+  int ended = 0;
+  s.set_start_call([&](Ps t) { starts.push_back(t); });
+  s.set_on_call_end([&](CollectiveCall&) { ++ended; });
+  s.start(0);
+  ASSERT_EQ(starts, std::vector<Ps>{0});
+  for (int g : {2, 0, 3}) EXPECT_FALSE(s.gpu_finished(g, 1000 + g));
+  EXPECT_EQ(starts.size(), 1u);
+  EXPECT_EQ(ended, 0);
+  EXPECT_FALSE(s.gpu_finished(1, 5000));  // the last: the next call starts
+  EXPECT_EQ(ended, 1);
+  EXPECT_EQ(s.calls()[0].end, 5000);
+  EXPECT_EQ(s.calls()[0].gpu_done, (std::vector<Ps>{1000, 5000, 1002, 1003}));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[1], 5000 + ns_to_ps(100));
+  EXPECT_EQ(s.current_index(), 1u);
+  EXPECT_EQ(s.current().start, starts[1]);
+  for (int g : {0, 1, 2}) EXPECT_FALSE(s.gpu_finished(g, 9000));
+  EXPECT_TRUE(s.gpu_finished(3, 9000));  // the sweep's end
+  EXPECT_TRUE(s.done());
+  EXPECT_EQ(starts.size(), 2u);
+  EXPECT_EQ(ended, 2);
+}
+
 }  // namespace
 }  // namespace fabricsim

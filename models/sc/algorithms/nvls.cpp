@@ -1,0 +1,120 @@
+// NVLink SHARP through the switches' engines (multicast group 0: the call's
+// GPUs).
+// - All-reduce (pull): each GPU issues multimem.ld_reduce for its 1/n share,
+//   one header-only request per slice; the switch reads the slice from every
+//   GPU, reduces it and returns the sum, which the GPU stores to every GPU
+//   with one multimem.st (a multicast the switch replicates).
+// - All-gather: each GPU multicasts its own chunk; broadcast: the root
+//   multicasts its buffer.
+// The multicast includes the sender, so even a lone GPU receives its data.
+//
+// Timing assumption: many SMs issue at once, so up to collective.outstanding
+// reads are in flight; like an SM's full store buffer, as many stores made
+// from results and not yet sent stop new reads.
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/sc/collective_algorithm.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+class NvlsAlgorithm final : public CollectiveAlgorithm {
+ public:
+  using CollectiveAlgorithm::CollectiveAlgorithm;
+
+  bool through_switch() const override { return true; }
+  bool requests() const override { return call().op == CollectiveOp::kAllReduce; }
+  // A new ld_reduce may be issued: a read slot is free and the stores are
+  // below their bound. (A GPU sends its one-flit reads before its stores, or
+  // stores would starve the reads; without the bound stores would pile up
+  // for the rest of a call whenever its links are the limit.)
+  bool may_issue() const override {
+    const auto window = static_cast<std::uint64_t>(config().collective.outstanding);
+    return reads_in_flight_ < window && stores_waiting_ < window;
+  }
+  bool sent(const Packet& p) override {
+    if (p.kind != PacketKind::kMcStore) return false;
+    const bool stopped = !may_issue();
+    --stores_waiting_;
+    return stopped && may_issue();
+  }
+
+  void begin_call() override {
+    reads_in_flight_ = 0;
+    stores_waiting_ = 0;
+  }
+
+  void start_work() override {
+    const GpuCall& c = call();
+    switch (c.op) {
+      case CollectiveOp::kAllReduce:  // ld_reduce of our share
+      case CollectiveOp::kAllGather:  // our own chunk, even alone
+        send_chunk(c.rank);
+        break;
+      case CollectiveOp::kBroadcast:
+        if (c.rank == c.root) send_all();
+        break;
+      default:
+        throw InvariantError(name() + ": collective.algorithm=nvls does not implement " +
+                             to_string(c.op));
+    }
+  }
+
+  int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
+
+  PacketId make_first_step(Port& port) override {
+    const bool pull = requests();
+    if (pull && !may_issue()) return kNoPacket;  // a response or a store leaving will try again
+    const std::uint64_t first = port.first_step.front();
+    const std::uint64_t count = first_step_count(first);
+    port.first_step.pop_front();
+    const PacketId pk = make_packet(kMcStep, first, count);
+    Packet& p = pool().get(pk);
+    p.flits = flits_on(port, p.bytes);
+    p.group = 0;
+    if (pull) {  // multimem.ld_reduce: a header-only read request
+      p.kind = PacketKind::kLdReduceReq;
+      p.flits = 1;
+      ++reads_in_flight_;
+      return pk;
+    }
+    p.kind = PacketKind::kMcStore;
+    p.payload = payloads().alloc();
+    input(first, count, payloads().data(p.payload));
+    return pk;
+  }
+
+  void receive(const Packet& in) override {
+    if (in.kind != PacketKind::kLdReduceResp) {
+      final_from_switch(in);  // a multicast copy
+      return;
+    }
+    // The reduced slice: store it to every GPU (multimem.st), and read on.
+    --reads_in_flight_;
+    const PacketId pk = make_packet(kMcStep, in.addr / es(), in.bytes / es());
+    Packet& st = pool().get(pk);
+    st.kind = PacketKind::kMcStore;
+    st.group = in.group;
+    st.payload = in.payload;
+    ++stores_waiting_;
+    auto& most = sweep().current().stores_waiting_max;
+    most = std::max(most, stores_waiting_);
+    queue(pk);
+    try_links();
+  }
+
+ private:
+  std::uint64_t reads_in_flight_ = 0;
+  std::uint64_t stores_waiting_ = 0;  // multimem stores made from results, not yet sent
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config&,
+                                                         const CollectiveSweep&) {
+  return std::make_unique<NvlsAlgorithm>(gpu);
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,55 @@
+// Push through the switches' reduction engines: every GPU sends its whole
+// buffer as reduction contributions; the engine folds the members' slices
+// and multicasts the sum to the group (all-reduce) or sends it to the root
+// (reduce). The multicast includes the sender.
+#include "models/core/errors.hpp"
+#include "models/sc/collective_algorithm.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+class PushAlgorithm final : public CollectiveAlgorithm {
+ public:
+  using CollectiveAlgorithm::CollectiveAlgorithm;
+
+  bool through_switch() const override { return true; }
+
+  void start_work() override {
+    if (call().op != CollectiveOp::kAllReduce && call().op != CollectiveOp::kReduce)
+      throw InvariantError(name() + ": collective.algorithm=push does not implement " +
+                           to_string(call().op));
+    send_all();  // everyone contributes
+  }
+
+  int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
+
+  PacketId make_first_step(Port& port) override {
+    const std::uint64_t first = port.first_step.front();
+    const std::uint64_t count = first_step_count(first);
+    port.first_step.pop_front();
+    const PacketId pk = make_packet(kMcStep, first, count);
+    Packet& p = pool().get(pk);
+    p.flits = flits_on(port, p.bytes);
+    p.kind = PacketKind::kReduceContrib;
+    p.group = 0;
+    // Where its result goes: the root (reduce), or nobody (-1: multicast to
+    // the group).
+    p.dst = call().op == CollectiveOp::kReduce ? call().root : -1;
+    p.payload = payloads().alloc();
+    input(first, count, payloads().data(p.payload));
+    return pk;
+  }
+
+  // The engine's result: a multicast copy, or the root's sum.
+  void receive(const Packet& in) override { final_from_switch(in); }
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config&,
+                                                         const CollectiveSweep&) {
+  return std::make_unique<PushAlgorithm>(gpu);
+}
+
+}  // namespace fabricsim
