@@ -48,7 +48,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
 Gpu::~Gpu() = default;
 
 void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
-  ports_[static_cast<size_t>(port)].tx = tx;
+  ports_[static_cast<size_t>(port)].tx.link = tx;
   ports_[static_cast<size_t>(port)].rx = rx;
   if (port_switch_.size() < ports_.size()) port_switch_.resize(ports_.size(), -1);
   port_switch_[static_cast<size_t>(port)] = peer_switch;
@@ -114,7 +114,7 @@ void Gpu::link_down(int l) {
   // Read responses go back to the switch that asked: another link to it.
   std::vector<int> same;
   for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
-    if (!ports_[static_cast<size_t>(k)].tx->down() &&
+    if (!ports_[static_cast<size_t>(k)].tx.link->down() &&
         port_switch_[static_cast<size_t>(k)] == port_switch_[static_cast<size_t>(l)])
       same.push_back(k);
   if (!p.reads.empty() && same.empty())
@@ -127,7 +127,7 @@ void Gpu::link_down(int l) {
     ports_[static_cast<size_t>(same[static_cast<size_t>(r.first % same.size())])].reads.push_back(r);
   }
   // Its work has gone elsewhere: it no longer waits for credits.
-  if (!has_work(p)) p.tx->set_stalled(now(), false);
+  if (!has_work(p)) p.tx.link->set_stalled(now(), false);
   for (int k = 0; k < static_cast<int>(ports_.size()); ++k)
     if (has_work(ports_[static_cast<size_t>(k)])) try_link(k);
 }
@@ -196,70 +196,67 @@ void Gpu::try_link(int l) {
   Port& port = ports_[static_cast<size_t>(l)];
   const Ps t = now();
   if (!has_work(port)) return;
-  const Ps ready_at = std::max(port.tx->free_at(), port.not_before);
+  const Ps ready_at = std::max(port.tx.link->free_at(), port.not_before);
   if (ready_at > t) {
     schedule_try(l, ready_at);
     return;
   }
-  bool waiting = false;
-  for (int k = 0; k < vcs_; ++k) {
-    const int v = (port.vc_ptr + k) % vcs_;
-    auto& q = port.ready[static_cast<size_t>(v)];
-    int flits;
-    bool from_first = false;
-    // Requests (NVLS reads) are one flit: they go before queued 17-flit
-    // stores, or the stores of finished reads would starve the next reads.
-    const bool read_first = requests_ && v == 0 && !port.first_step.empty() && may_issue();
-    bool from_reads = false;
-    if (!q.empty() && !read_first) {
-      flits = pool_.get(q.front()).flits;
-    } else if (v == 1 && !port.reads.empty()) {
-      flits = flits_on(port, port.reads.front().count * es_);
-      from_reads = true;
-    } else if (v == 0 && !port.first_step.empty() && may_issue()) {
-      flits =
-          requests_ ? 1 : flits_on(port, algo_->first_step_count(port.first_step.front()) * es_);
-      from_first = true;
-    } else {
-      continue;
-    }
-    if (!port.tx->has_credits(v, flits, t)) {
-      waiting = true;
-      continue;
-    }
-    PacketId id;
-    if (from_first) {
-      id = algo_->make_first_step(port);
-    } else if (from_reads) {
-      id = make_read_response(port);
-    } else {
-      id = q.front();
-      q.pop_front();
-    }
-    Packet& p = pool_.get(id);
-    if (any_down_ && !from_reads && p.kind != PacketKind::kMcStore && !usable(l, p.dst)) {
-      // A fault cut this link's way to the destination: the packet takes another.
-      queue(id);
-      if (has_work(port)) schedule_try(l, t);
-      return;
-    }
-    p.t_inject = t;
-    const bool reads_resume = requests_ && algo_->sent(p);
-    port.tx->set_stalled(t, false);
-    port.tx->send(id, p, t);
-    ++injected_;
-    port.vc_ptr = (v + 1) % vcs_;
-    if (issue_factor_ < 1.0)  // a throttled GPU leaves the link idle in between
-      port.not_before =
-          t + static_cast<Ps>(static_cast<double>(port.tx->free_at() - t) / issue_factor_);
-    if (has_work(port)) schedule_try(l, std::max(port.tx->free_at(), port.not_before));
-    if (reads_resume)  // links that stopped for the window may issue again
-      for (int m = 0; m < links(); ++m)
-        if (m != l && !ports_[static_cast<size_t>(m)].first_step.empty()) schedule_try(m, t);
-    return;
-  }
-  port.tx->set_stalled(t, waiting);
-  if (waiting) port.tx->wait_for_credits();
+  enum From { kQueue, kFirst, kReads } from = kQueue;  // where head(v) found VC v's packet
+  bool reads_resume = false;
+  const Transmitter::Outcome sent = port.tx.offer(
+      t, vcs_,
+      [&](int v) {
+        const auto& q = port.ready[static_cast<size_t>(v)];
+        // Requests (NVLS reads) are one flit: they go before queued 17-flit
+        // stores, or the stores of finished reads would starve the next reads.
+        const bool read_first = requests_ && v == 0 && !port.first_step.empty() && may_issue();
+        if (!q.empty() && !read_first) {
+          from = kQueue;
+          return static_cast<int>(pool_.get(q.front()).flits);
+        }
+        if (v == 1 && !port.reads.empty()) {
+          from = kReads;
+          return flits_on(port, port.reads.front().count * es_);
+        }
+        if (v == 0 && !port.first_step.empty() && may_issue()) {
+          from = kFirst;
+          return requests_ ? 1
+                           : flits_on(port, algo_->first_step_count(port.first_step.front()) * es_);
+        }
+        return 0;
+      },
+      [&](int v) {  // (right after head(v): `from` is VC v's)
+        PacketId id;
+        if (from == kFirst) {
+          id = algo_->make_first_step(port);
+        } else if (from == kReads) {
+          id = make_read_response(port);
+        } else {
+          auto& q = port.ready[static_cast<size_t>(v)];
+          id = q.front();
+          q.pop_front();
+        }
+        Packet& p = pool_.get(id);
+        if (any_down_ && from != kReads && p.kind != PacketKind::kMcStore && !usable(l, p.dst)) {
+          // A fault cut this link's way to the destination: the packet takes another.
+          queue(id);
+          if (has_work(port)) schedule_try(l, t);
+          return false;
+        }
+        p.t_inject = t;
+        reads_resume = requests_ && algo_->sent(p);
+        port.tx.link->send(id, p, t);
+        ++injected_;
+        return true;
+      });
+  if (sent != Transmitter::Outcome::kSent) return;
+  if (issue_factor_ < 1.0)  // a throttled GPU leaves the link idle in between
+    port.not_before =
+        t + static_cast<Ps>(static_cast<double>(port.tx.link->free_at() - t) / issue_factor_);
+  if (has_work(port)) schedule_try(l, std::max(port.tx.link->free_at(), port.not_before));
+  if (reads_resume)  // links that stopped for the window may issue again
+    for (int m = 0; m < links(); ++m)
+      if (m != l && !ports_[static_cast<size_t>(m)].first_step.empty()) schedule_try(m, t);
 }
 
 void Gpu::queue(PacketId id) {
@@ -296,7 +293,7 @@ void Gpu::handle(const Item& item) {
       break;
     }
     case kItemCredit:
-      ports_[item.a].tx->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
+      ports_[item.a].tx.link->credits_arrived(static_cast<int>(item.b), static_cast<int>(item.c));
       try_link(static_cast<int>(item.a));
       break;
     case kItemCreditWake:
@@ -329,7 +326,7 @@ void Gpu::handle(const Item& item) {
 }
 
 void Gpu::finish(Ps end) {
-  for (auto& p : ports_) p.tx->finish(end);
+  for (auto& p : ports_) p.tx.link->finish(end);
 }
 
 std::uint64_t Gpu::packets_waiting() const {
@@ -342,7 +339,7 @@ std::uint64_t Gpu::packets_waiting() const {
 void Gpu::check_end_of_run(Ps end) const {
   for (std::size_t l = 0; l < ports_.size(); ++l) {
     const Port& p = ports_[l];
-    if (p.tx->sender_stranded(has_work(p), p.try_at, end))
+    if (p.tx.link->sender_stranded(has_work(p), p.try_at, end))
       throw InvariantError(std::string(name()) + " link " + std::to_string(l) +
                            ": data waits but nothing will send it (lost wake-up)");
   }

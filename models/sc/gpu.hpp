@@ -24,6 +24,7 @@
 #include "models/core/packet.hpp"
 #include "models/core/ring.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 #include "models/sc/timed_module.hpp"
 
 namespace fabricsim {
@@ -98,12 +99,11 @@ class Gpu : public TimedModule {
     HeldCredits held;
   };
   struct Port {
-    Link* tx = nullptr;
+    Transmitter tx;  // its link and the VC served next
     Link* rx = nullptr;
     std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, stores)
     Ring<ReadReq> reads;                // read requests to answer on this link (VC 1)
     Ring<std::uint64_t> first_step;     // entries to make the first step's packets from
-    int vc_ptr = 0;
     Ps try_at = kNever;
     Ps not_before = 0;  // a throttled GPU's next send (straggler.issue_factor)
     // Packets made from the front entry so far (an entry may make several:
@@ -131,7 +131,7 @@ class Gpu : public TimedModule {
     return 1 + static_cast<int>((bytes + fb - 1) / fb);
   }
   bool usable(int l, int dst) const {
-    return !ports_[static_cast<size_t>(l)].tx->down() &&
+    return !ports_[static_cast<size_t>(l)].tx.link->down() &&
            (dst < 0 || !reach_ || reach_(port_switch_[static_cast<size_t>(l)], dst));
   }
   // pick_link when the address's link is down: another link to the same

@@ -27,9 +27,10 @@ class Transmitter {
   Link* link = nullptr;
 
   // One look at time t, the link being free. head(v) returns the flits of
-  // what VC v would send now, 0 for nothing; send(v) sends that head on
-  // the link and returns true, or returns false having sent nothing (the
-  // port is then left as it was: no stall mark, the round-robin unmoved).
+  // what VC v would send now, 0 for nothing; send(v), called right after
+  // head(v) for the VC chosen, sends that head on the link and returns
+  // true, or returns false having sent nothing (the port is then left as
+  // it was: no stall mark, the round-robin unmoved).
   template <class Head, class Send>
   Outcome offer(Ps t, int vcs, Head&& head, Send&& send) {
     bool waiting = false;
