@@ -21,6 +21,7 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -178,6 +179,16 @@ int sc_main(int argc, char* argv[]) {
     if (!fabric.finish()) {
       std::fprintf(stderr, "end-of-run check failed: %s\n", fabric.error().c_str());
       return 1;
+    }
+    // The fabric's statistics, for the identity check of refactors
+    // (scripts/identity): written only when asked.
+    if (const char* path = std::getenv("FABRICSIM_STATS_JSON")) {
+      std::ofstream out(path);
+      out << fabric.stats().dump(1) << "\n";
+      if (!out) {
+        std::fprintf(stderr, "tlm_allreduce: cannot write '%s'\n", path);
+        return 2;
+      }
     }
     std::uint64_t wrong = 0;
     sc_core::sc_time start = sc_core::sc_max_time(), end = sc_core::SC_ZERO_TIME;
