@@ -3,8 +3,9 @@
 // (from the first include line on). It exits non-zero if a response status,
 // the data read back or the fabric's end-of-run checks are wrong;
 // attach_initiator_sabotage.cpp breaks each of them to prove it.
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <iterator>
 
 #include "tlm/tlm_fabric.hpp"
 
@@ -13,7 +14,9 @@ struct Core : sc_core::sc_module {               // your model: plain tlm_utils
   tlm_utils::simple_initiator_socket<Core> socket;
   std::uint64_t peer = 0;                        // GPU 1's memory
   bool ok = false;                               // the round trip gave back what was written
-  explicit Core(sc_core::sc_module_name n) : sc_module(n), socket("socket") { SC_THREAD(run); }
+  explicit Core(const sc_core::sc_module_name& n) : sc_module(n), socket("socket") {
+    SC_THREAD(run);
+  }
   bool transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     socket->b_transport(t, delay);
@@ -36,7 +39,7 @@ struct Core : sc_core::sc_module {               // your model: plain tlm_utils
     t.set_command(tlm::TLM_READ_COMMAND);
     t.set_data_ptr(reinterpret_cast<unsigned char*>(back));
     if (!transport(t, delay)) return;            // waits for the data
-    if (std::memcmp(back, data, sizeof data) != 0) {
+    if (!std::equal(std::begin(data), std::end(data), std::begin(back))) {
       std::printf("read back other data than was written\n");
       return;
     }
@@ -45,7 +48,7 @@ struct Core : sc_core::sc_module {               // your model: plain tlm_utils
   }
 };
 
-int sc_main(int, char*[]) {
+int sc_main(int /*argc*/, char* /*argv*/[]) {
   auto cfg = fabricsim::load_config("configs/dgx-h100.yaml",
                                     {"workload.kind=tlm", "tlm.multicast=16777216@0"});
   fabricsim::TlmFabric fabric("top", cfg);

@@ -52,9 +52,7 @@ struct Saboteur : sc_core::sc_module {
   Saboteur(const sc_core::sc_module_name& n, std::string mode)
       : sc_module(n), mode_(std::move(mode)) {
     if (mode_ == "data") memory_ = std::make_unique<FlippingMemory>("flipping_memory");
-    if (mode_ == "end-of-run") {
-      SC_THREAD(count_twice);
-    }
+    SC_THREAD(run);
   }
 
  private:
@@ -75,8 +73,10 @@ struct Saboteur : sc_core::sc_module {
     if (core == nullptr) throw std::runtime_error("sabotage: the example has no Core 'core'");
     core->peer = ~std::uint64_t{0} - 4096;  // in no GPU window and no multicast object
   }
-  // Long after the round trip: nothing moves any more when the count breaks.
-  void count_twice() {
+  // end-of-run: long after the round trip, when nothing moves any more, a
+  // link counts an arrival twice.
+  void run() {
+    if (mode_ != "end-of-run") return;
     sc_core::wait(1, sc_core::SC_MS);
     fabric().fabric().links().front()->arrived();
   }
