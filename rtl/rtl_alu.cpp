@@ -41,6 +41,8 @@ class Alu final : public RtlAlu::Impl {
     edge();
   }
   ~Alu() override { top_.final(); }
+  Alu(const Alu&) = delete;
+  Alu& operator=(const Alu&) = delete;
 
   // Streams the payload in 256-B beats (the tail beat zero-padded: padding
   // lanes are computed and dropped), one beat offered per cycle, results

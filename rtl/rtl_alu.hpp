@@ -18,6 +18,8 @@ class RtlAlu final : public AluBackend {
  public:
   RtlAlu();
   ~RtlAlu() override;
+  RtlAlu(const RtlAlu&) = delete;
+  RtlAlu& operator=(const RtlAlu&) = delete;
   void accumulate(RedOp op, DType t, std::uint8_t* acc, const std::uint8_t* in,
                   std::size_t bytes) override;
   std::uint64_t beats() const override { return beats_; }

@@ -65,7 +65,7 @@ class Replayer {
   Ps rising(Ps t, const std::vector<std::uint8_t>& data, std::uint64_t& checked) {
     drive_clock(true);
     if (offered_) {
-      inflight_.push_back({cur_, sent_});
+      inflight_.emplace_back(cur_, sent_);
       if (++sent_ * kBeatBytes >= cur_->bytes) cur_ = nullptr;
     }
     if (out_valid()) {
@@ -96,7 +96,7 @@ class Replayer {
     const std::size_t off = beat * kBeatBytes;
     const std::size_t len = std::min(kBeatBytes, static_cast<std::size_t>(f.bytes) - off);
     std::uint32_t want[kLanes] = {};
-    std::memcpy(want, data.data() + f.data + 2 * f.bytes + off, len);
+    std::memcpy(want, data.data() + f.data + 2 * static_cast<std::size_t>(f.bytes) + off, len);
     const std::string where = "--wave-rtl: " + name_ + ", fold at " + std::to_string(ps_to_ns(f.t)) +
                               " ns (tag " + std::to_string(f.tag) + ")";
     if (out_tag() != f.tag)
@@ -136,6 +136,8 @@ class ReplayerOf final : public Replayer {
     }
   }
   ~ReplayerOf() override { top_.final(); }
+  ReplayerOf(const ReplayerOf&) = delete;
+  ReplayerOf& operator=(const ReplayerOf&) = delete;
   void attach(VerilatedFstC& tfp) override { top_.trace(&tfp, 99); }
 
  protected:

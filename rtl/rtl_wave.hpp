@@ -37,6 +37,8 @@ class RtlWave final : public FoldSink {
   };
   explicit RtlWave(Options options);
   ~RtlWave() override;
+  RtlWave(const RtlWave&) = delete;
+  RtlWave& operator=(const RtlWave&) = delete;
 
   int alu(const std::string& name, Ps cycle_ps) override;
   bool wants(Ps t) const override { return t >= options_.begin && t <= options_.end; }

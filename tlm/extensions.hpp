@@ -29,6 +29,7 @@ class MultimemExtension : public tlm::tlm_extension<MultimemExtension> {
 
   tlm::tlm_extension_base* clone() const override { return new MultimemExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-static-cast-downcast): TLM copies like to like
     *this = static_cast<const MultimemExtension&>(other);
   }
 
@@ -54,6 +55,7 @@ class AtomicExtension : public tlm::tlm_extension<AtomicExtension> {
 
   tlm::tlm_extension_base* clone() const override { return new AtomicExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-static-cast-downcast): TLM copies like to like
     *this = static_cast<const AtomicExtension&>(other);
   }
 
@@ -69,7 +71,7 @@ class AtomicExtension : public tlm::tlm_extension<AtomicExtension> {
 class FenceExtension : public tlm::tlm_extension<FenceExtension> {
  public:
   tlm::tlm_extension_base* clone() const override { return new FenceExtension(*this); }
-  void copy_from(const tlm::tlm_extension_base&) override {}
+  void copy_from(const tlm::tlm_extension_base& /*other*/) override {}
 };
 
 }  // namespace fabricsim

@@ -9,7 +9,7 @@
 namespace fabricsim {
 
 Memory::Memory(const sc_core::sc_module_name& name, std::uint64_t bytes,
-               sc_core::sc_time read_latency, sc_core::sc_time write_latency)
+               const sc_core::sc_time& read_latency, const sc_core::sc_time& write_latency)
     : sc_core::sc_module(name),
       socket("socket"),
       size_(bytes),

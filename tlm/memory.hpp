@@ -18,8 +18,8 @@ class Memory : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Memory> socket;
 
-  Memory(const sc_core::sc_module_name& name, std::uint64_t bytes, sc_core::sc_time read_latency,
-         sc_core::sc_time write_latency);
+  Memory(const sc_core::sc_module_name& name, std::uint64_t bytes,
+         const sc_core::sc_time& read_latency, const sc_core::sc_time& write_latency);
   ~Memory() override;
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;

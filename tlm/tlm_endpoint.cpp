@@ -159,7 +159,7 @@ bool TlmEndpoint::can_accept(const Req& r) const {
 
 void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_core::sc_event* done,
                          Ps issue_at) {
-  std::uint32_t tag;
+  std::uint32_t tag = 0;
   if (!free_tags_.empty()) {
     tag = free_tags_.back();
     free_tags_.pop_back();

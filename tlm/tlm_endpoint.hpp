@@ -195,7 +195,7 @@ class TlmEndpoint : public FabricEndpoint {
 
   void try_link(int l);
   void schedule_try(int l, Ps t);
-  bool has_work(const Port& p) const;
+  static bool has_work(const Port& p);
   int pick_link(std::uint64_t addr) const {
     return static_cast<int>((addr / stripe_bytes_) % ports_.size());
   }

@@ -42,7 +42,7 @@ void apply_atomic(AtomicExtension::Op op, DType t, std::uint8_t* mem, std::uint8
 // -------------------------------------------------------------- memory
 
 std::uint32_t TlmEndpoint::alloc_job(const MemJob& job) {
-  std::uint32_t j;
+  std::uint32_t j = 0;
   if (!free_jobs_.empty()) {
     j = free_jobs_.back();
     free_jobs_.pop_back();
@@ -147,7 +147,7 @@ void TlmEndpoint::memory_access(bool write, std::uint64_t addr, std::uint32_t by
 // value leaves after both latencies.
 void TlmEndpoint::memory_atomic(std::uint32_t j) {
   const MemJob m = jobs_[j];
-  const std::uint32_t es = static_cast<std::uint32_t>(element_bytes(m.dtype));
+  const auto es = static_cast<std::uint32_t>(element_bytes(m.dtype));
   mem_buf_.resize(es);
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   memory_access(false, m.addr, es, d);
@@ -234,10 +234,8 @@ void TlmEndpoint::schedule_try(int l, Ps t) {
   schedule(t, kItemTry, static_cast<std::uint32_t>(l));
 }
 
-bool TlmEndpoint::has_work(const Port& p) const {
-  for (const auto& q : p.ready)
-    if (!q.empty()) return true;
-  return false;
+bool TlmEndpoint::has_work(const Port& p) {
+  return std::any_of(p.ready.begin(), p.ready.end(), [](const auto& q) { return !q.empty(); });
 }
 
 // Round-robin over the VCs; a packet is made when its link takes it.

@@ -13,8 +13,8 @@ AddressMap map_of(const Config& cfg) {
   validate(cfg);
   if (cfg.workload.kind != WorkloadKind::kTlm)
     throw ConfigError("TlmFabric needs workload.kind=tlm (got another workload)");
-  return AddressMap(endpoint_count(cfg), static_cast<std::uint64_t>(cfg.tlm.window_bytes),
-                    static_cast<std::uint64_t>(cfg.tlm.multicast_base), cfg.tlm.multicast);
+  return {endpoint_count(cfg), static_cast<std::uint64_t>(cfg.tlm.window_bytes),
+          static_cast<std::uint64_t>(cfg.tlm.multicast_base), cfg.tlm.multicast};
 }
 }  // namespace
 

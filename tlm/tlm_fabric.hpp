@@ -22,6 +22,8 @@ class TlmFabric : public sc_core::sc_module {
   // Throws ConfigError if cfg is not a valid workload.kind=tlm config.
   TlmFabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {});
   ~TlmFabric() override;
+  TlmFabric(const TlmFabric&) = delete;
+  TlmFabric& operator=(const TlmFabric&) = delete;
 
   // GPU g's NVLink ports as a target socket: bind any number of initiators.
   tlm_utils::multi_passthrough_target_socket_optional<TlmEndpoint>& target(int g) {

@@ -65,7 +65,7 @@ inline std::uint32_t value_of(std::uint32_t h, DType t) {
   const std::uint64_t bits = (static_cast<std::uint64_t>(sign) << 63) |
                              (static_cast<std::uint64_t>(1019 + e4) << 52) |
                              (static_cast<std::uint64_t>(m20) << 32);
-  double v;
+  double v = 0;
   std::memcpy(&v, &bits, sizeof v);
   return t == DType::kFp16 ? double_to_fp16(v) : double_to_bf16(v);
 }
@@ -149,7 +149,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   partitions_ = {whole_fabric(gpus)};
   tolerant_ = cfg.reduction.order == FoldOrder::kArrival && uses_reduction_engine(cfg) &&
               reduces(cfg_.op) && cfg_.redop == RedOp::kSum && cfg_.dtype != DType::kInt32;
-  for (std::uint64_t b = static_cast<std::uint64_t>(cfg_.min_bytes);
+  for (auto b = static_cast<std::uint64_t>(cfg_.min_bytes);
        b <= static_cast<std::uint64_t>(cfg_.max_bytes);
        b *= static_cast<std::uint64_t>(cfg_.step_factor)) {
     for (int it = 0; it < cfg_.iterations; ++it) {

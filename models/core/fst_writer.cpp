@@ -1,9 +1,9 @@
 // GTKWave's FST writer, included as Verilator's own FST tracing does
 // (verilated_fst_c.cpp): its C sources compiled here as C++.
 #define FST_CONFIG_INCLUDE "fst_config.h"
-#include "gtkwave/fastlz.c"
-#include "gtkwave/fstapi.c"
-#include "gtkwave/lz4.c"
+#include "gtkwave/fastlz.c"  // NOLINT(bugprone-suspicious-include): as said above
+#include "gtkwave/fstapi.c"   // NOLINT(bugprone-suspicious-include)
+#include "gtkwave/lz4.c"      // NOLINT(bugprone-suspicious-include)
 
 #include "models/core/fst_writer.hpp"
 

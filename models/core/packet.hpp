@@ -146,7 +146,7 @@ class PayloadPool {
       ++live_;
       return 0;
     }
-    PayloadId id;
+    PayloadId id = 0;
     if (!free_.empty()) {
       id = free_.back();
       free_.pop_back();

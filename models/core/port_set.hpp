@@ -27,7 +27,7 @@ class PortSet {
   PortSet() = default;
   explicit PortSet(int size) : size_(size), nw_(static_cast<std::uint32_t>((size + 63) / 64)) {
     if (nw_ > kInline) {
-      heap_.reset(new std::uint64_t[nw_]());
+      heap_ = std::make_unique<std::uint64_t[]>(nw_);  // zeroed
       p_ = heap_.get();
     }
   }

@@ -18,25 +18,25 @@ static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<doubl
 namespace {
 
 std::uint64_t bits_of(double x) {
-  std::uint64_t u;
+  std::uint64_t u = 0;
   std::memcpy(&u, &x, sizeof u);
   return u;
 }
 
 double double_of(std::uint64_t u) {
-  double x;
+  double x = 0;
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
 
 std::uint32_t bits_of(float x) {
-  std::uint32_t u;
+  std::uint32_t u = 0;
   std::memcpy(&u, &x, sizeof u);
   return u;
 }
 
 float float_of(std::uint32_t u) {
-  float x;
+  float x = 0;
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
@@ -62,7 +62,7 @@ struct Format {
   static double decode(std::uint32_t x) {
     const std::uint64_t sign = static_cast<std::uint64_t>(x & kSign) << (63 - kExp - kFrac);
     const std::uint64_t mag = x & (kSign - 1);
-    const std::uint32_t e = static_cast<std::uint32_t>(mag >> kFrac);
+    const auto e = static_cast<std::uint32_t>(mag >> kFrac);
     if (e - 1 < (1u << kExp) - 2) {  // normal (e != 0 and e != all ones)
       return double_of(sign | ((mag << kDrop) + kRebias));
     }

@@ -15,7 +15,7 @@ template <class T>
 class Ring {
  public:
   Ring() = default;
-  Ring(const Ring& o) : cap_(o.cap_), head_(0), size_(o.size_) {
+  Ring(const Ring& o) : cap_(o.cap_), size_(o.size_) {
     if (cap_ > 0) buf_.reset(new T[cap_]);
     for (std::uint32_t i = 0; i < size_; ++i) buf_[i] = o[i];
   }
@@ -26,6 +26,7 @@ class Ring {
     }
     return *this;
   }
+  ~Ring() = default;
   Ring(Ring&& o) noexcept
       : buf_(std::move(o.buf_)), cap_(o.cap_), head_(o.head_), size_(o.size_) {
     o.cap_ = o.head_ = o.size_ = 0;

@@ -69,7 +69,7 @@ class Rng {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
   }
-  std::uint64_t s_[4];
+  std::uint64_t s_[4] = {};
 };
 
 }  // namespace fabricsim

@@ -43,6 +43,7 @@ class TimeBuckets {
         n_(std::uint64_t{1} << slot_bits),
         slots_(n_, nullptr),
         bits_((n_ + 63) / 64, 0) {}
+  ~TimeBuckets() = default;
   TimeBuckets(const TimeBuckets&) = delete;
   TimeBuckets& operator=(const TimeBuckets&) = delete;
 
@@ -155,7 +156,7 @@ class TimeBuckets {
     return nullptr;
   }
   Bucket* fresh(Ps t) {
-    Bucket* b;
+    Bucket* b = nullptr;
     if (spare_.empty()) {
       owned_.push_back(std::make_unique<Bucket>());
       b = owned_.back().get();

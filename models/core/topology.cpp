@@ -11,7 +11,7 @@ namespace fabricsim {
 
 int Topology::total_endpoint_links() const {
   int n = 0;
-  for (auto& p : endpoint_ports) n += static_cast<int>(p.size());
+  for (const auto& p : endpoint_ports) n += static_cast<int>(p.size());
   return n;
 }
 

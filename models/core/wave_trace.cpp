@@ -146,6 +146,8 @@ class FstSink final : public WaveSink {
   ~FstSink() override {
     if (ctx_) fst_close(ctx_);
   }
+  FstSink(const FstSink&) = delete;
+  FstSink& operator=(const FstSink&) = delete;
   void scope(const std::string& name) override { fst_scope(ctx_, name); }
   void upscope() override { fst_upscope(ctx_); }
   void var(int id, const std::string& name, int width) override {

@@ -152,7 +152,7 @@ void Endpoint::ensure_generation_wake() {
 
 std::uint64_t Endpoint::source_queued() const {
   std::uint64_t n = 0;
-  for (auto& p : ports_) n += p.queued;
+  for (const auto& p : ports_) n += p.queued;
   return n;
 }
 

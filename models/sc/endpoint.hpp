@@ -91,9 +91,9 @@ class Endpoint : public TimedModule {
   // A read we must answer: the request's place in our receive buffer is
   // held until the data leaves.
   struct Answer {
-    Ps t_gen;  // the read's generation time (travels back with the data)
-    std::uint64_t addr;
-    std::int32_t requester;
+    Ps t_gen = 0;  // the read's generation time (travels back with the data)
+    std::uint64_t addr = 0;
+    std::int32_t requester = 0;
     HeldCredits held;
   };
   struct Port {
@@ -105,7 +105,7 @@ class Endpoint : public TimedModule {
     Ps try_at = kNever;
   };
 
-  void try_link(int port);
+  void try_link(int l);
   void schedule_try(int port, Ps t);
   // Draws the packets generated up to t into the links' queues. A link that
   // gets its first packet is woken: when it frees if busy; at t if idle,

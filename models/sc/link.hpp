@@ -94,6 +94,7 @@ class alignas(64) Link {  // its hot members start a cache line (below)
   Link(std::string name, Ps flit_ps, Ps latency_ps, int vcs, int credits_per_vc, Window window,
        int lanes = 1);
   // Its credit counters borrow names it holds: a link stays where it was made.
+  ~Link() = default;
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 

@@ -132,7 +132,7 @@ bool TimedModule::wake(Ps t) {
       auto& b = items_.front();
       // Items queued for time t while we handle these land in this bucket:
       // index, and copy each item, because the vector may grow.
-      for (std::size_t i = 0; i < b.items.size(); ++i) {
+      for (std::size_t i = 0; i < b.items.size(); ++i) {  // NOLINT(modernize-loop-convert): it grows
         const Item item = b.items[i];
         ++events_;
         handle(item);

@@ -13,7 +13,7 @@ void Watchdog::check(Ps now) {
   last_look_ = now;
 }
 
-void Watchdog::drained(Ps now) {
+void Watchdog::drained(Ps now) const {
   if (probes_.stuck_flits()) throw InvariantError(probes_.report(now, kNever));  // kNever: drained
 }
 

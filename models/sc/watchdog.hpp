@@ -37,7 +37,7 @@ class Watchdog {
   // Called at `now` >= the last look + period. Throws InvariantError when stuck.
   void check(Ps now);
   // No event is left anywhere: held flits can never move. Throws if any.
-  void drained(Ps now);
+  void drained(Ps now) const;
 
  private:
   Ps period_;

@@ -26,6 +26,7 @@ RequestMatrix requests(int ports, int free_outputs, double p, std::uint64_t seed
   RequestMatrix req(ports, ports);
   Rng rng(seed, 1);
   std::vector<int> outs;
+  outs.reserve(static_cast<std::size_t>(free_outputs));
   for (int k = 0; k < free_outputs; ++k) outs.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(ports))));
   for (int i = 0; i < ports; ++i)
     for (int o : outs)

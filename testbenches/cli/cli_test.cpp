@@ -31,7 +31,7 @@ Result sh(const std::string& args) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
-  size_t n;
+  size_t n = 0;
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -93,7 +93,7 @@ TEST(Cli, SameSeedSameStatsBitForBit) {
   const auto jc = without_host(load(c + "/stats.json"));
   EXPECT_EQ(ja.dump(), jb.dump());
   EXPECT_NE(ja["latency_ns"].dump(), jc["latency_ns"].dump());
-  for (auto& d : {a, b, c}) fs::remove_all(d);
+  for (const auto& d : {a, b, c}) fs::remove_all(d);
 }
 
 // sim.run_ahead runs the fabric's instants without the kernel in between

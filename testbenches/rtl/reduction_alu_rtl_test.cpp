@@ -63,6 +63,8 @@ class Bench {
     edge();
   }
   ~Bench() { top_->final(); }
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
 
   // `misbehave`: the driver changes a waiting beat's data (a protocol
   // violation the input checker must report).
@@ -276,7 +278,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, RtlAluRandom, ::testing::ValuesIn(kTypes),
 // cycle, one beat goes in and one comes out per cycle after the pipeline fills.
 TEST(RtlAlu, OneBeatPerCycleWithoutBackPressure) {
   Bench bench(3);
-  const auto beats = random_beats(DType::kFp32, RedOp::kSum, 4 * 1000, 5);
+  const auto beats = random_beats(DType::kFp32, RedOp::kSum, std::uint64_t{4} * 1000, 5);
   const std::uint64_t before = bench.cycles();
   ASSERT_EQ(bench.run(beats, 1.0, 1.0), "");
   EXPECT_LE(bench.cycles() - before, beats.size() + 2 + 1);  // STAGES = 2
@@ -286,7 +288,7 @@ TEST(RtlAlu, OneBeatPerCycleWithoutBackPressure) {
 // ALU stalls it (the output held back) is caught at once.
 TEST(RtlAlu, InputCheckerCatchesADriverViolation) {
   Bench bench(4);
-  const std::string e = bench.run(random_beats(DType::kInt32, RedOp::kSum, 4 * 200, 6), 1.0, 0.1,
+  const std::string e = bench.run(random_beats(DType::kInt32, RedOp::kSum, std::uint64_t{4} * 200, 6), 1.0, 0.1,
                                   /*misbehave=*/true);
   EXPECT_NE(e.find("input: payload changed"), std::string::npos) << e;
 }

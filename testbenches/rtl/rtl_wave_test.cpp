@@ -99,7 +99,7 @@ TEST(RtlWave, AResultTheRtlDoesNotReproduceStopsWithTheEvidence) {
   RtlWave w({path, "*", 0, kNever});
   const int a = w.alu("fabric.sw2.engine.alu3", kCycle);
   FoldData f = fp32_sum(256, 5);
-  f.y[3 * 4] ^= 1;  // lane 3's result one ulp off
+  f.y[12] ^= 1;  // lane 3's result (its bytes 12 to 15) one ulp off
   w.fold(a, 2000, 1, RedOp::kSum, DType::kFp32, f.a.data(), f.b.data(), f.y.data(), 256);
   try {
     w.finish(3000);

@@ -289,7 +289,7 @@ TEST(Collective, FullReductionTableBackPressuresWithoutLoss) {
   const auto& e = s["switches"]["fabric.sw0"]["reduction_engine"];
   EXPECT_EQ(e["occupancy_max"].get<int>(), 1);
   double stall = 0;
-  for (auto& [name, l] : s["links"].items())
+  for (const auto& [name, l] : s["links"].items())
     if (name.find(".tx") != std::string::npos) stall += l["credit_stall_ns"].get<double>();
   EXPECT_GT(stall, 0.0);  // the withheld credits reached the GPUs
 }
@@ -337,7 +337,7 @@ TEST(Collective, OneReplicationSlotBackPressuresWithoutLoss) {
                       "collective.min_bytes=65536", "collective.max_bytes=65536"});
   expect_exact(s, 4, 1);
   double stall = 0;
-  for (auto& [name, l] : s["links"].items())
+  for (const auto& [name, l] : s["links"].items())
     if (name.find(".tx") != std::string::npos) stall += l["credit_stall_ns"].get<double>();
   EXPECT_GT(stall, 0.0);
   // The limit held (with 256 slots this run holds up to 195 at once, measured).
@@ -494,8 +494,8 @@ void one_shot_moves_by_the_delay(const std::string& algorithm) {
   f1.sweep()->set_stop_kernel_when_done(false);
   sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ps(100000)));
   ASSERT_TRUE(f0.sweep()->done() && f1.sweep()->done());
-  const double t0 = f0.sweep()->calls()[0].end - f0.sweep()->calls()[0].start;
-  const double t1 = f1.sweep()->calls()[0].end - f1.sweep()->calls()[0].start;
+  const auto t0 = static_cast<double>(f0.sweep()->calls()[0].end - f0.sweep()->calls()[0].start);
+  const auto t1 = static_cast<double>(f1.sweep()->calls()[0].end - f1.sweep()->calls()[0].start);
   const double packet_ps = packet_flits_for(c0, 256) * static_cast<double>(flit_time_ps(c0.link));
   EXPECT_NEAR(t1 - t0, 5000000.0, packet_ps) << "t0 " << t0 << " ps, t1 " << t1 << " ps";
 }

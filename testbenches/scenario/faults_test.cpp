@@ -41,7 +41,7 @@ TEST(Faults, LaneDownRunsAtTheReducedRate) {
       "lane_down@T:fabric.sw2.out[0-3]=1,lane_down@T:fabric.sw3.out[0-4]=1";
   auto at = [&](const char* t) {
     std::string f = "faults=lane_down@" + std::string(t) + ":" + gpu0_links;
-    for (std::size_t p; (p = f.find("@T:")) != std::string::npos;) f.replace(p, 3, "@" + std::string(t) + ":");
+    for (std::size_t p = 0; (p = f.find("@T:")) != std::string::npos;) f.replace(p, 3, "@" + std::string(t) + ":");
     return f;
   };
   const auto s = run_fabrics({dgx("ring", {}), dgx("ring", {at("0")}),
@@ -66,7 +66,7 @@ TEST(Faults, LaneDownRunsAtTheReducedRate) {
 TEST(Faults, LinkDownOnOnePlaneCompletesOverTheOthers) {
   const auto nvls = [](const char* fault) {
     std::vector<std::string> sets{"reduction.ports=16"};
-    if (*fault) sets.push_back(fault);
+    if (*fault) sets.emplace_back(fault);
     return dgx("nvls", sets);
   };
   const auto s = run_fabrics({dgx("ring", {}), dgx("ring", {"faults=link_down@2000:fabric.gpu0.tx[0-4]"}),

@@ -93,10 +93,10 @@ TEST(Reliability, SameSeedSameRun) {
   auto strip = [](nlohmann::json j) {
     // Fabric names differ (f0, f1): compare the values in order.
     nlohmann::json links = nlohmann::json::array();
-    for (auto& [k, v] : j["links"].items()) links.push_back(v);
+    for (const auto& [k, v] : j["links"].items()) links.push_back(v);
     j["links"] = links;
     nlohmann::json sw = nlohmann::json::array();
-    for (auto& [k, v] : j["switches"].items()) sw.push_back(v);
+    for (const auto& [k, v] : j["switches"].items()) sw.push_back(v);
     j["switches"] = sw;
     return j;
   };

@@ -178,7 +178,9 @@ TEST(ScaleOut, WorkloadRunsEveryOpOnGroups) {
   // Output elements per call over the 32 GPUs: a reduce-scatter's share
   // (1/8 of 50000), an all-gather's other 3/4 (of 50000), an all-to-all's
   // 7 peers' 1/8 (of 32768), all-reduces' whole 50000.
-  const std::uint64_t expect[5] = {32 * 6250, 32 * 37500, 32 * 7 * 4096, 32 * 50000, 32 * 50000};
+  const std::uint64_t gpus = 32;
+  const std::uint64_t expect[5] = {gpus * 6250, gpus * 37500, gpus * 7 * 4096, gpus * 50000,
+                                   gpus * 50000};
   std::uint64_t sum = 0;
   double tiers = 0;
   for (int i = 0; i < 10; ++i) {

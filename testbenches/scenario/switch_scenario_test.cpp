@@ -12,7 +12,7 @@
 namespace fabricsim {
 namespace {
 
-Config cfg(std::vector<std::string> sets) { return load_config("", sets); }
+Config cfg(const std::vector<std::string>& sets) { return load_config("", sets); }
 
 // Permutation traffic at very low load: no two packets ever meet, so every
 // latency is exactly the configured parts (docs/models/switch.md):
@@ -119,7 +119,7 @@ void overload(const std::string& queueing) {
   // The hot output's link is saturated.
   EXPECT_GT(s["links"]["fabric.sw0.out0"]["utilization"].get<double>(), 0.95);
   double stall = 0;
-  for (auto& [name, l] : s["links"].items())
+  for (const auto& [name, l] : s["links"].items())
     if (name.find(".tx") != std::string::npos) stall += l["credit_stall_ns"].get<double>();
   if (queueing == "output") {
     // The ideal output-queued switch frees inputs at once: the backlog piles
@@ -181,7 +181,7 @@ TEST(ScaleUp, DgxH100StripingSpreadsEvenly) {
   const auto s = f.stats();
   EXPECT_NEAR(s["throughput"]["accepted"].get<double>(), 0.6, 0.01);
   double lo = 1, hi = 0;
-  for (auto& [name, l] : s["links"].items()) {
+  for (const auto& [name, l] : s["links"].items()) {
     if (name.find(".tx") == std::string::npos) continue;
     lo = std::min(lo, l["utilization"].get<double>());
     hi = std::max(hi, l["utilization"].get<double>());

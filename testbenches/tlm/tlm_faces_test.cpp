@@ -37,9 +37,9 @@ std::uint64_t gpu_addr(const TlmFabric& f, int g, std::uint64_t off) {
 
 // One operation of a script, and when it completed.
 struct Op {
-  tlm::tlm_command cmd;
-  std::uint64_t addr;
-  unsigned len;
+  tlm::tlm_command cmd = tlm::TLM_IGNORE_COMMAND;
+  std::uint64_t addr = 0;
+  unsigned len = 0;
   int ext = 0;  // 0 none, 1 ld_reduce (fp32 sum), 2 multimem.st, 3 fence, 4 atomic
   AtomicExtension atomic;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // LT annotation / AT BEGIN_REQ delay
@@ -119,7 +119,8 @@ struct Initiator : sc_core::sc_module {
     op.done = sc_core::sc_time_stamp();
   }
 
-  tlm::tlm_sync_enum nb_bw(tlm::tlm_generic_payload&, tlm::tlm_phase& ph, sc_core::sc_time&) {
+  tlm::tlm_sync_enum nb_bw(tlm::tlm_generic_payload& /*t*/, tlm::tlm_phase& ph,
+                           sc_core::sc_time& /*delay*/) {
     if (ph == tlm::END_REQ) {
       got_end_req_ = true;
       end_req_.notify();
@@ -469,7 +470,7 @@ std::vector<std::uint8_t> ints(std::initializer_list<std::int32_t> v) {
   return b;
 }
 std::int32_t int_at(const std::vector<std::uint8_t>& b, std::size_t i = 0) {
-  std::int32_t x;
+  std::int32_t x = 0;
   std::memcpy(&x, &b[4 * i], 4);
   return x;
 }
@@ -513,14 +514,14 @@ TEST(TlmFaces, AtomicsReturnTheOldValue) {
   for (const Op& o : at.ops) EXPECT_EQ(o.status, tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(int_at(at.ops[0].data), 5);
   EXPECT_EQ(int_at(at.ops[1].data), 100);
-  std::int32_t v;
+  std::int32_t v = 0;
   std::memcpy(&v, f.memory(4).data() + 64, 4);
   EXPECT_EQ(v, 101);
   std::memcpy(&v, f.memory(4).data() + 128, 4);
   EXPECT_EQ(v, -3);
   std::memcpy(&v, f.memory(0).data() + 32, 4);
   EXPECT_EQ(v, 9);
-  float m;
+  float m = 0;
   std::memcpy(&m, f.memory(4).data() + 256, 4);
   EXPECT_EQ(m, 2.5f);
   // A remote atomic is a round trip: request with data there, old value back.
@@ -537,7 +538,7 @@ struct Pool : tlm::tlm_mm_interface {
   std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all;
   int live = 0;
   tlm::tlm_generic_payload* get() {
-    tlm::tlm_generic_payload* t;
+    tlm::tlm_generic_payload* t = nullptr;
     if (spare.empty()) {
       all.push_back(std::make_unique<tlm::tlm_generic_payload>(this));
       t = all.back().get();
@@ -588,7 +589,8 @@ struct Streamer : sc_core::sc_module {
       t->release();  // ours no more: the target holds it if it must
     }
   }
-  tlm::tlm_sync_enum bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time&) {
+  tlm::tlm_sync_enum bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& ph,
+                        sc_core::sc_time& /*delay*/) {
     if (ph == tlm::END_REQ) {
       got_end_req_.notify(sc_core::SC_ZERO_TIME);
       return tlm::TLM_ACCEPTED;

@@ -50,7 +50,7 @@ struct Barrier {
 
 // The input of GPU g, element i: small integers, so any summation order
 // gives the same fp32 result and the check can be exact.
-float input(int g, std::uint64_t i) { return static_cast<float>((g * 7 + i * 3) % 1000) - 500.0f; }
+float input(int g, std::uint64_t i) { return static_cast<float>((static_cast<std::uint64_t>(g) * 7 + i * 3) % 1000) - 500.0f; }
 
 struct Sm : sc_core::sc_module {
   SC_HAS_PROCESS(Sm);
@@ -97,7 +97,7 @@ struct Sm : sc_core::sc_module {
       const unsigned len = static_cast<unsigned>(std::min<std::uint64_t>(chunk_, bytes_ - off));
       for (unsigned k = 0; k < len / 4; ++k) {
         const float v = input(gpu_, off / 4 + k);
-        std::memcpy(&buf[k * 4], &v, 4);
+        std::memcpy(&buf[static_cast<std::size_t>(k) * 4], &v, 4);
       }
       transport<MultimemExtension>(tlm::TLM_WRITE_COMMAND, gpu_base_ + off, buf.data(), len, nullptr);
     }
@@ -132,8 +132,8 @@ struct Sm : sc_core::sc_module {
       for (unsigned k = 0; k < len / 4; ++k) {
         float want = 0;
         for (int g = 0; g < gpus_; ++g) want += input(g, off / 4 + k);
-        float got;
-        std::memcpy(&got, &buf[k * 4], 4);
+        float got = 0;
+        std::memcpy(&got, &buf[static_cast<std::size_t>(k) * 4], 4);
         if (got != want) ++wrong;
       }
     }
@@ -164,7 +164,7 @@ int sc_main(int argc, char* argv[]) {
     tlm_utils::tlm_quantumkeeper::set_global_quantum(sc_core::sc_time(1, sc_core::SC_US));
     fabricsim::TlmFabric fabric("top", cfg);
     const int gpus = fabric.gpus();
-    const std::uint32_t chunk = static_cast<std::uint32_t>(cfg.collective.payload_bytes);
+    const auto chunk = static_cast<std::uint32_t>(cfg.collective.payload_bytes);
     Barrier barrier;
     barrier.expected = gpus * sms;
     std::vector<std::unique_ptr<Sm>> all;

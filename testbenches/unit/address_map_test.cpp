@@ -9,8 +9,7 @@ namespace fabricsim {
 namespace {
 
 AddressMap map8() {
-  return AddressMap(8, 1 << 20, 1ull << 40,
-                    parse_multicast("tlm.multicast", "4096@0, 8192@65536:2-5"));
+  return {8, 1 << 20, 1ull << 40, parse_multicast("tlm.multicast", "4096@0, 8192@65536:2-5")};
 }
 
 TEST(AddressMap, DecodesGpuWindows) {

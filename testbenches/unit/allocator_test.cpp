@@ -42,9 +42,7 @@ void fill_full(RequestMatrix& req) {
 }
 
 bool any_request(const RequestMatrix& req) {
-  for (const auto& r : req.rows())
-    if (r.any()) return true;
-  return false;
+  return std::any_of(req.rows().begin(), req.rows().end(), [](const auto& r) { return r.any(); });
 }
 
 // Every pair requested, each port used at most once, both views agree, size
@@ -415,7 +413,7 @@ TEST(Pim, GrantAndAcceptAreUniform) {
       ++wins[static_cast<size_t>(m.in_of_out[0])];
     }
     // Expected 10000 each, sd ~87: +-500 is ~6 sd, yet catches any bias of 5%.
-    for (int w : wins) EXPECT_NEAR(w, calls / 4, 500);
+    for (int w : wins) EXPECT_NEAR(w, calls / 4.0, 500);
   }
   // Accept: input 0 gets grants from all 4 outputs.
   {
@@ -428,7 +426,7 @@ TEST(Pim, GrantAndAcceptAreUniform) {
       alloc->allocate(req, m);
       ++wins[static_cast<size_t>(m.out_of_in[0])];
     }
-    for (int w : wins) EXPECT_NEAR(w, calls / 4, 500);
+    for (int w : wins) EXPECT_NEAR(w, calls / 4.0, 500);
   }
 }
 

@@ -60,7 +60,7 @@ TEST(CollectiveCheck, ArrivalOrderAcceptsRoundingButNotErrors) {
   EXPECT_EQ(s.current().wrong, 0u);
   EXPECT_GT(s.current().rounded, 0u);
   // One element off by a part in a thousand: far beyond 2 (n-1) u sum|x|.
-  float v;
+  float v = 0;
   std::memcpy(&v, other.data(), 4);
   v *= 1.001f;
   std::memcpy(other.data(), &v, 4);

@@ -64,7 +64,7 @@ TEST(Faults, EachMistakeIsNamed) {
 }
 
 TEST(Faults, ConfigChecksThemAgainstTheRest) {
-  auto msg = [](std::vector<std::string> sets) {
+  auto msg = [](const std::vector<std::string>& sets) {
     try {
       load_config("", sets);
     } catch (const ConfigError& e) {

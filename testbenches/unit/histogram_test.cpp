@@ -16,7 +16,7 @@ namespace {
 std::uint64_t exact(std::vector<std::uint64_t> v, double p) {
   std::sort(v.begin(), v.end());
   const auto milli = static_cast<std::uint64_t>(std::llround(p * 1000));
-  std::size_t rank = static_cast<std::size_t>((milli * v.size() + 99999) / 100000);
+  auto rank = static_cast<std::size_t>((milli * v.size() + 99999) / 100000);
   if (rank < 1) rank = 1;
   return v[rank - 1];
 }

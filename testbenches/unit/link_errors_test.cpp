@@ -25,7 +25,7 @@ void binomial_split(int n, double q, int t, double& low, double& high) {
 TEST(LinkErrors, Rs544OddsMatchTheBinomialOfSymbolErrors) {
   for (const double ber : {1e-5, 1e-4, 1e-3, 2e-3, 3e-3, 1e-2}) {
     const double q = 1.0 - std::pow(1.0 - ber, 10);  // a 10-bit symbol in error
-    double corrected, uncorrectable;
+    double corrected = 0, uncorrectable = 0;
     binomial_split(544, q, 15, corrected, uncorrectable);
     const CodewordOdds o = rs544_odds(ber, 1);
     EXPECT_NEAR(o.corrected, corrected, 1e-12 + 1e-9 * corrected) << ber;
@@ -43,7 +43,7 @@ TEST(LinkErrors, BurstsHitSeveralSymbolsPerEvent) {
   // events start with probability ber/20 per bit.
   const double ber = 3e-3;
   const double q = 1.0 - std::pow(1.0 - ber / 20, 10);
-  double corrected, uncorrectable;
+  double corrected = 0, uncorrectable = 0;
   binomial_split(544, q, 5, corrected, uncorrectable);
   const CodewordOdds o = rs544_odds(ber, 20);
   EXPECT_NEAR(o.corrected, corrected, 1e-9 * corrected);

@@ -183,6 +183,7 @@ TEST(PortSet, CopiesAndMovesAcrossStorage) {
   }
   std::vector<PortSet> grown;  // vector growth moves the sets
   for (int k = 0; k < 40; ++k)
+    // NOLINTNEXTLINE(performance-inefficient-vector-operation): growth is what is tested
     grown.push_back(filled(sizes[static_cast<size_t>(k) % sizes.size()], k));
   for (int k = 0; k < 40; ++k)
     EXPECT_TRUE(same(grown[static_cast<size_t>(k)],

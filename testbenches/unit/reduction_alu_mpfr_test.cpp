@@ -70,8 +70,8 @@ std::uint32_t ref_encode(const Format& f, double v) {
   if (std::isinf(a)) return s | f.inf();
   if (a == 0) return s;
   const int e = std::ilogb(a);
-  double field;
-  std::uint32_t bits;
+  double field = 0;
+  std::uint32_t bits = 0;
   if (e >= f.emin()) {
     field = std::ldexp(a, f.frac_bits - e) - std::ldexp(1.0, f.frac_bits);
     bits = static_cast<std::uint32_t>(e + f.bias()) << f.frac_bits;
@@ -147,7 +147,7 @@ class Reference {
 
  private:
   const Format& f_;
-  mpfr_t a_, b_, exact_, y_, tie_;
+  mpfr_t a_{}, b_{}, exact_{}, y_{}, tie_{};  // set up by mpfr_init*
 };
 
 // ------------------------------------------------------------ operand mixes
@@ -228,7 +228,7 @@ Operands draw(const Format& f, Mix mix, Rng& rng) {
       // b's leading bit at or near a's rounding position, with many trailing
       // zeros, so the exact sum is often exactly halfway.
       const long d = f.frac_bits + 1 + static_cast<long>(rng.below(3)) - 1;
-      const std::uint32_t zeros = static_cast<std::uint32_t>(rng.below(f.frac_bits + 1));
+      const auto zeros = static_cast<std::uint32_t>(rng.below(f.frac_bits + 1));
       const std::uint32_t frac = (bits() >> zeros) << zeros;
       return {a, make(f, rng.below(2), clamp_exp(ea - d), frac)};
     }
@@ -290,7 +290,7 @@ void check_from_double(const Format& f, std::uint32_t (*convert)(double), int co
   int failures = 0;
   const int lo = f.emin() - f.frac_bits - 3, hi = f.bias() + 2;
   for (int i = 0; i < count; ++i) {
-    double x;
+    double x = 0;
     switch (i % 4) {
       case 0: {  // any double, including NaN, Inf, subnormal doubles
         const std::uint64_t u = rng.next();
@@ -301,7 +301,7 @@ void check_from_double(const Format& f, std::uint32_t (*convert)(double), int co
         x = std::ldexp(1.0 + rng.uniform(), lo + static_cast<int>(rng.below(hi - lo + 1)));
         break;
       default: {  // midpoint between a finite value and its successor, +- 1 double ulp
-        const std::uint32_t v = static_cast<std::uint32_t>(rng.below(f.inf()));
+        const auto v = static_cast<std::uint32_t>(rng.below(f.inf()));
         const double lo_v = ref_decode(f, v);
         const double hi_v =
             v + 1 == f.inf() ? 2 * lo_v - ref_decode(f, v - 1) : ref_decode(f, v + 1);

@@ -521,8 +521,10 @@ TEST(ReductionAlu, RejectsPartialElements) {
 
 std::uint32_t reduce_one(DType t, const std::vector<std::uint32_t>& order) {
   std::vector<std::vector<std::uint8_t>> bufs;
+  bufs.reserve(order.size());
   for (std::uint32_t x : order) bufs.push_back(le(t, {x}));
   std::vector<const std::uint8_t*> ptrs;
+  ptrs.reserve(bufs.size());
   for (const auto& b : bufs) ptrs.push_back(b.data());
   std::vector<std::uint8_t> out(element_bytes(t));
   alu_reduce(RedOp::kSum, t, out.data(), ptrs.data(), ptrs.size(), out.size());

@@ -242,6 +242,7 @@ TEST(Topology, ScaleOutOversubscriptionAndOneTier) {
   const std::string wl = error_of({"topology.kind=scaleout", "workload.kind=collective",
                                    "topology.endpoints=8", "topology.switches=4",
                                    "topology.links=5,4,4,5",
+                                   // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one path
                                    "collective.workload=" FABRICSIM_SOURCE_DIR
                                    "/traces/workloads/dense-tp8-dp4.json",
                                    "collective.groups=tp=3x1,dp=2x8"});

@@ -52,8 +52,8 @@ TEST(Training, LayoutErrorsNameTheGpu) {
 }
 
 std::string write_file(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/workload_" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+  std::string path = ::testing::TempDir() + "/workload_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << text;
   return path;
 }

@@ -122,7 +122,7 @@ TEST(Validation, CollectivesAgainstAlphaBeta) {
                                   std::string("collective.algorithm=") + c.algo,
                                   "collective.min_bytes=4096", "collective.max_bytes=4194304",
                                   "collective.step_factor=1024"};
-    if (c.extra) sets.push_back(c.extra);
+    if (c.extra) sets.emplace_back(c.extra);
     cfgs.push_back(h100(sets));
   }
   const auto s = run_fabrics(cfgs);

@@ -34,6 +34,7 @@ std::vector<std::string> cells(int ports, std::vector<std::string> extra) {
 
 std::vector<nlohmann::json> run_all(const std::vector<std::vector<std::string>>& sets) {
   std::vector<Config> cfgs;
+  cfgs.reserve(sets.size());
   for (const auto& s : sets) cfgs.push_back(load_config("", s));
   return run_fabrics(cfgs);
 }
@@ -45,6 +46,7 @@ double accepted(const nlohmann::json& s) { return s["throughput"]["accepted"].ge
 TEST(Validation, FifoHeadOfLineSaturationKarolTableI) {
   const std::vector<std::pair<int, double>> table = {{2, 0.7500}, {4, 0.6553}, {8, 0.6184}};
   std::vector<std::vector<std::string>> sets;
+  sets.reserve(table.size());
   for (const auto& [n, v] : table) sets.push_back(cells(n, {"switch.queueing=fifo", "traffic.load=1"}));
   const auto s = run_all(sets);
   for (std::size_t i = 0; i < table.size(); ++i)
@@ -74,6 +76,7 @@ TEST(Validation, IslipOneIterationSustainsFullLoad) {
 TEST(Validation, OutputQueueMeanDelayKarol) {
   const std::vector<double> loads = {0.3, 0.6, 0.8};
   std::vector<std::vector<std::string>> sets;
+  sets.reserve(loads.size());
   for (double p : loads)
     sets.push_back(cells(16, {"switch.queueing=output", "traffic.load=" + std::to_string(p),
                               "sim.duration_ns=100000"}));
@@ -105,8 +108,9 @@ TEST(Validation, IterationsBringVoqWaitTowardOutputQueueing) {
       {"switch.queueing=voq", "switch.allocator=islip", "switch.iterations=4"},
       {"switch.queueing=voq", "switch.allocator=pim", "switch.iterations=4"}};
   std::vector<std::vector<std::string>> sets;
+  sets.reserve(designs.size());
   for (auto d : designs) {
-    d.push_back("traffic.load=0.8");
+    d.emplace_back("traffic.load=0.8");
     sets.push_back(cells(16, d));
   }
   const auto s = run_all(sets);
@@ -130,6 +134,7 @@ TEST(Validation, IterationsBringVoqWaitTowardOutputQueueing) {
 TEST(Validation, CreditLoopUtilisationIsBufferOverRoundTrip) {
   const std::vector<int> buffers = {8, 16, 32, 128};
   std::vector<std::vector<std::string>> sets;
+  sets.reserve(buffers.size());
   for (int b : buffers)
     sets.push_back({"switch.ports=4", "traffic.pattern=permutation", "traffic.load=1",
                     "traffic.packet_flits=1", "link.latency_ns=20", "switch.pipeline_cycles=0",
