@@ -3,8 +3,6 @@
 #include <atomic>
 #include <csignal>
 
-#include <signal.h>
-
 #include "models/sc/fabric.hpp"
 
 namespace fabricsim {
@@ -48,15 +46,15 @@ Interrupts::~Interrupts() {
   for (int k = 0; k < 2; ++k) sigaction(kSignals[k], &g_previous[k], nullptr);
 }
 
-bool Interrupts::requested() const {
+bool Interrupts::requested() {
   return signal() != 0;
 }
 
-int Interrupts::signal() const {
+int Interrupts::signal() {
   return g_signal.load(std::memory_order_relaxed);
 }
 
-std::string Interrupts::signal_name() const {
+std::string Interrupts::signal_name() {
   switch (signal()) {
     case SIGINT:
       return "SIGINT";

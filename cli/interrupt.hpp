@@ -20,12 +20,12 @@ class Interrupts {
   Interrupts& operator=(const Interrupts&) = delete;
 
   // A signal has arrived (at any time since construction).
-  bool requested() const;
+  static bool requested();
   // The first signal received: SIGINT or SIGTERM, 0 if none.
-  int signal() const;
-  std::string signal_name() const;  // "SIGINT", "SIGTERM"
+  static int signal();
+  static std::string signal_name();  // "SIGINT", "SIGTERM"
   // The command's exit status after a signal: 128 + its number.
-  int exit_status() const { return 128 + signal(); }
+  static int exit_status() { return 128 + signal(); }
 
   // Polls for a signal during f.run(): the fabric's scheduler calls its
   // progress hook every 16384 instants (Scheduler::set_progress), and a

@@ -11,7 +11,7 @@ std::string params_text() {
   const auto schema = config_schema();
   const Config defaults;
   std::ostringstream os;
-  for (auto& e : schema.entries()) {
+  for (const auto& e : schema.entries()) {
     os << e.info.key << "\n    type " << e.info.type_name();
     if (!e.info.unit.empty()) os << ", unit " << e.info.unit;
     os << ", default " << e.get(defaults) << ", allowed " << e.info.allowed() << "\n    "
@@ -31,7 +31,7 @@ std::string params_markdown() {
         "any with `--set key=value`. An unknown key, a wrong type or a value out of range stops "
         "the run with exit status 2 before anything is simulated.\n\n";
   std::string section;
-  for (auto& e : schema.entries()) {
+  for (const auto& e : schema.entries()) {
     const std::string sec = e.info.key.substr(0, e.info.key.find('.'));
     if (sec != section) {
       section = sec;

@@ -58,7 +58,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   const Schema<Config> schema = config_schema();
   Config c;
   if (!path.empty()) apply_file(schema, c, path, 0);
-  for (auto& o : overrides) {
+  for (const auto& o : overrides) {
     try {
       schema.set_assignment(c, o);
     } catch (const ConfigError& e) {
@@ -72,7 +72,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 std::vector<std::pair<std::string, std::string>> config_values(const Config& c) {
   std::vector<std::pair<std::string, std::string>> out;
   const auto schema = config_schema();
-  for (auto& e : schema.entries()) out.emplace_back(e.info.key, e.get(c));
+  for (const auto& e : schema.entries()) out.emplace_back(e.info.key, e.get(c));
   return out;
 }
 

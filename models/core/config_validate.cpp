@@ -329,8 +329,10 @@ void check_tlm(const Config& c) {
     fail(
         "tlm.queue_packets + tlm.outstanding = " + std::to_string(m.queue_packets + m.outstanding) +
         " transactions could be open per endpoint; packets name them in 16 bits (at most 65536)");
-  AddressMap(endpoint_count(c), static_cast<std::uint64_t>(m.window_bytes),
-             static_cast<std::uint64_t>(m.multicast_base), m.multicast);
+  // Building the map checks the multicast objects against the windows (it throws).
+  const AddressMap checked(endpoint_count(c), static_cast<std::uint64_t>(m.window_bytes),
+                           static_cast<std::uint64_t>(m.multicast_base), m.multicast);
+  (void)checked;
   if (uses_reduction_engine(c)) {
     if (c.sw.queueing == Queueing::kOutput)
       fail(

@@ -11,10 +11,11 @@
 // a signal sent just after a line is seen is acted on at the next of them.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,21 +56,30 @@ std::string read(const std::string& path) {
 // fabricsim with `args`, its stdout and stderr in DIR/stdout and DIR/stderr.
 class Process {
  public:
-  Process(const std::vector<std::string>& args, const std::string& dir) : dir_(dir) {
-    pid_ = fork();
+  Process(const std::vector<std::string>& args, const std::string& dir)
+      : dir_(dir), pid_(fork()) {
     if (pid_ == 0) {
       const int out = open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       const int err = open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(out, 1);
       dup2(err, 2);
-      std::vector<char*> argv{const_cast<char*>(kBin.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      // execv takes writable strings: copies of the arguments.
+      std::vector<std::vector<char>> text;
+      text.emplace_back(kBin.begin(), kBin.end());
+      for (const auto& a : args) text.emplace_back(a.begin(), a.end());
+      std::vector<char*> argv;
+      for (auto& t : text) {
+        t.push_back('\0');
+        argv.push_back(t.data());
+      }
       argv.push_back(nullptr);
       setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
       execv(kBin.c_str(), argv.data());
       _exit(127);
     }
   }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
   ~Process() {
     if (pid_ > 0 && !ended_) {
       kill(pid_, SIGKILL);

@@ -97,8 +97,12 @@ TEST(ReductionTable, MemberOrderMakesFloatingPointSumsReproducible) {
       (arrival ? arrival_results : member_results).push_back(data[e.acc]);
     }
   }
-  for (float r : member_results)
-    EXPECT_EQ(std::memcmp(&r, &member_results.front(), sizeof r), 0);
+  auto bits = [](float f) {
+    std::uint32_t b = 0;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
+  for (float r : member_results) EXPECT_EQ(bits(r), bits(member_results.front()));
   // The sum in member order, folded by hand.
   float ref = values[0];
   for (std::size_t i = 1; i < values.size(); ++i) ref += values[i];

@@ -41,7 +41,7 @@ class DirectAlgorithm final : public CollectiveAlgorithm {
     const GpuCall& c = call();
     const std::uint64_t first = port.first_step.front();
     const std::uint64_t count = first_step_count(first);
-    int dst;
+    int dst = -1;
     if (c.op == CollectiveOp::kAllReduce) {
       // One slice goes to every peer in turn: rank+1, rank+2, ...
       dst = member(c.rank + 1 + port.dest_k);
@@ -121,8 +121,8 @@ void DirectAlgorithm::fold(const Packet& in) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Config&,
-                                                           const CollectiveSweep&) {
+std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Config& /*cfg*/,
+                                                           const CollectiveSweep& /*sweep*/) {
   return std::make_unique<DirectAlgorithm>(gpu);
 }
 

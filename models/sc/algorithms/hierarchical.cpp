@@ -287,7 +287,7 @@ class RingInter final : public HierarchicalAlgorithm {
                kFromChunkInter);
   }
   // A sub-chunk's packets end with it.
-  std::uint64_t inter_end(int c, std::uint64_t first, std::uint64_t) const override {
+  std::uint64_t inter_end(int c, std::uint64_t first, std::uint64_t /*end*/) const override {
     const RingPlan sub = sweep().hier().inter(c);
     const std::uint64_t base = plan().chunk_begin(c);
     return base + sub.chunk_begin(sub.chunk_of(first - base) + 1);
@@ -376,10 +376,11 @@ void TreeInter::tree_up(const Packet& in) {
                          std::to_string(t) + " across the domains");
   Fold& f = folds_[first];
   if (f.early.empty()) f.early.assign(static_cast<size_t>(n), kNoPayload);
-  if (f.early[static_cast<size_t>(child + 1)] != kNoPayload || child + 1 < f.next)
+  const auto slot = static_cast<size_t>(child) + 1;
+  if (f.early[slot] != kNoPayload || child + 1 < f.next)
     throw InvariantError(name() + ": GPU " + std::to_string(in.src) + " sent element " +
                          std::to_string(first) + " up twice");
-  f.early[static_cast<size_t>(child + 1)] = in.payload;
+  f.early[slot] = in.payload;
   if (f.next == 0) {  // our own sum starts the fold
     f.acc = payloads().alloc();
     const std::uint8_t* mine = chunk_data(first, count);

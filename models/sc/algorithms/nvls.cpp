@@ -112,8 +112,8 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config&,
-                                                         const CollectiveSweep&) {
+std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config& /*cfg*/,
+                                                         const CollectiveSweep& /*sweep*/) {
   return std::make_unique<NvlsAlgorithm>(gpu);
 }
 

@@ -47,8 +47,8 @@ class PushAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config&,
-                                                         const CollectiveSweep&) {
+std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config& /*cfg*/,
+                                                         const CollectiveSweep& /*sweep*/) {
   return std::make_unique<PushAlgorithm>(gpu);
 }
 

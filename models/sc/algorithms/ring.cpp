@@ -130,8 +130,8 @@ void RingAlgorithm::receive(const Packet& in) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config&,
-                                                         const CollectiveSweep&) {
+std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config& /*cfg*/,
+                                                         const CollectiveSweep& /*sweep*/) {
   return std::make_unique<RingAlgorithm>(gpu);
 }
 
