@@ -97,7 +97,7 @@ int compare_command(const CompareOptions& opts) {
   interrupts.watch(*fabric);
   const bool ok = fabric->run();
   nlohmann::json s = fabric->stats();
-  if (fabric->interrupted()) s["sim"]["interrupted_by"] = interrupts.signal_name();
+  if (fabric->interrupted()) s["sim"]["interrupted_by"] = Interrupts::signal_name();
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);
   std::ofstream(std::filesystem::path(opts.out_dir) / "stats.json") << s.dump(2) << "\n";
@@ -141,10 +141,10 @@ int compare_command(const CompareOptions& opts) {
     const CollectiveSweep& k = *fabric->sweep();
     fmt::print("# {}: stopped at {:.3f} us simulated during call {} of {} ({} B); sizes not "
                "reached are shown as '-'\n",
-               interrupts.signal_name(), ps_to_ns(fabric->window().end) / 1000.0,
+               Interrupts::signal_name(), ps_to_ns(fabric->window().end) / 1000.0,
                k.current_index() + 1, k.calls().size(), k.current().bytes);
   }
-  return interrupts.requested() ? interrupts.exit_status() : 0;
+  return Interrupts::requested() ? Interrupts::exit_status() : 0;
 }
 
 }  // namespace fabricsim

@@ -146,14 +146,14 @@ void print_summary(const Config& c, const nlohmann::json& s, const std::string& 
 
 // Always printed (--quiet too): the exit status alone would not say that
 // stats.json covers only part of the run.
-void print_interrupted(const Fabric& f, const Interrupts& sig, const std::string& path) {
+void print_interrupted(const Fabric& f, const std::string& path) {
   const CollectiveSweep* k = f.sweep();
   const std::string where =
       k ? fmt::format(" during call {} of {}", k->current_index() + 1, k->calls().size()) : "";
   fmt::print(stderr,
              "fabricsim: {}: stopped at {:.3f} us simulated{}; statistics of the part simulated "
              "(marked interrupted) -> {}\n",
-             sig.signal_name(), ps_to_ns(f.window().end) / 1000.0, where, path);
+             Interrupts::signal_name(), ps_to_ns(f.window().end) / 1000.0, where, path);
 }
 
 }  // namespace
@@ -274,7 +274,7 @@ int run_command(const RunOptions& opts) {
   nlohmann::json s = fabric.stats();
   s["sim"]["host_seconds"] = host_s;
   s["sim"]["status"] = !ok ? "failed" : fabric.interrupted() ? "interrupted" : "ok";
-  if (fabric.interrupted()) s["sim"]["interrupted_by"] = interrupts.signal_name();
+  if (fabric.interrupted()) s["sim"]["interrupted_by"] = Interrupts::signal_name();
   if (!ok) s["sim"]["error"] = fabric.error();
   s["host"] = {{"build", build_flavour()},
                {"peak_rss_bytes", peak_rss_bytes()},
@@ -308,11 +308,11 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric.error());
     return 1;
   }
-  if (fabric.interrupted()) print_interrupted(fabric, interrupts, path);
+  if (fabric.interrupted()) print_interrupted(fabric, path);
   if (!opts.quiet) print_summary(cfg, s, path);
   // A signal after the run had ended still says the caller was stopped (a
   // shell loop or scripts/sweep then stops too); stats.json is complete.
-  return interrupts.requested() ? interrupts.exit_status() : 0;
+  return Interrupts::requested() ? Interrupts::exit_status() : 0;
 }
 
 }  // namespace fabricsim
