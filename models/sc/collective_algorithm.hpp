@@ -100,6 +100,21 @@ class CollectiveAlgorithm {
     return gpu_.make_packet(step, first, count);
   }
   void queue(PacketId id) const { gpu_.queue(id); }
+  // Takes the port's next first-step entry and makes its packet for `step`,
+  // sized for the port's link; with `data`, carrying our input for it.
+  PacketId take_first_step(Port& port, int step, bool data) const {
+    const std::uint64_t first = port.first_step.front();
+    const std::uint64_t count = first_step_count(first);
+    port.first_step.pop_front();
+    const PacketId pk = make_packet(step, first, count);
+    Packet& p = pool().get(pk);
+    p.flits = flits_on(port, p.bytes);
+    if (data) {
+      p.payload = payloads().alloc();
+      input(first, count, payloads().data(p.payload));
+    }
+    return pk;
+  }
   std::uint16_t flits_on(const Port& port, std::uint64_t bytes) const {
     return static_cast<std::uint16_t>(gpu_.flits_on(port, bytes));
   }

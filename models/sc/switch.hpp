@@ -153,7 +153,6 @@ class Switch : public TimedModule, private EngineHost {
   Need engine_need(PacketKind kind, std::uint64_t key) const { return engine_->need(kind, key); }
   Need engine_need(const Packet& p) const { return engine_->need(p); }
   std::size_t engine_free(Need n) const { return engine_->free(n); }
-  bool engine_can_take(PacketId head) const;
   // Shares pool n's free resources among the heads that asked this edge.
   void share_engine(Need n, Ps e, Ps& wake);
   struct Share;
@@ -326,7 +325,7 @@ class Switch : public TimedModule, private EngineHost {
   PacketId take_head(Input& in, int vc, int out);
   PacketId make_copy(PacketId original_id, int member, int out, std::uint64_t serial);
   bool head_fits(int o, int vc, PacketId id) const {
-    if (is_engine_port(o)) return engine_can_take(id);
+    if (is_engine_port(o)) return engine_->can_take(pool_.get(id));
     return space(o, vc) >= pool_.get(id).flits;
   }
   // The same for a link output and a head of `flits` (a VOQ head that may be a lazy copy).

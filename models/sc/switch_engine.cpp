@@ -10,10 +10,6 @@
 
 namespace fabricsim {
 
-bool Switch::engine_can_take(PacketId head) const {
-  const Need n = engine_need(pool_.get(head));
-  return n == kNeedNone || engine_free(n) > 0;
-}
 
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);

@@ -67,12 +67,8 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
   PacketId make_first_step(Port& port) override {
     const bool pull = requests();
     if (pull && !may_issue()) return kNoPacket;  // a response or a store leaving will try again
-    const std::uint64_t first = port.first_step.front();
-    const std::uint64_t count = first_step_count(first);
-    port.first_step.pop_front();
-    const PacketId pk = make_packet(kMcStep, first, count);
+    const PacketId pk = take_first_step(port, kMcStep, !pull);
     Packet& p = pool().get(pk);
-    p.flits = flits_on(port, p.bytes);
     p.group = 0;
     if (pull) {  // multimem.ld_reduce: a header-only read request
       p.kind = PacketKind::kLdReduceReq;
@@ -81,8 +77,6 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
       return pk;
     }
     p.kind = PacketKind::kMcStore;
-    p.payload = payloads().alloc();
-    input(first, count, payloads().data(p.payload));
     return pk;
   }
 

@@ -25,19 +25,13 @@ class PushAlgorithm final : public CollectiveAlgorithm {
   int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
 
   PacketId make_first_step(Port& port) override {
-    const std::uint64_t first = port.first_step.front();
-    const std::uint64_t count = first_step_count(first);
-    port.first_step.pop_front();
-    const PacketId pk = make_packet(kMcStep, first, count);
+    const PacketId pk = take_first_step(port, kMcStep, true);
     Packet& p = pool().get(pk);
-    p.flits = flits_on(port, p.bytes);
     p.kind = PacketKind::kReduceContrib;
     p.group = 0;
     // Where its result goes: the root (reduce), or nobody (-1: multicast to
     // the group).
     p.dst = call().op == CollectiveOp::kReduce ? call().root : -1;
-    p.payload = payloads().alloc();
-    input(first, count, payloads().data(p.payload));
     return pk;
   }
 

@@ -59,15 +59,7 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   int first_step_dst(std::uint64_t /*entry*/) const override { return member(call().rank + 1); }
 
   PacketId make_first_step(Port& port) override {
-    const std::uint64_t first = port.first_step.front();
-    const std::uint64_t count = first_step_count(first);
-    port.first_step.pop_front();
-    const PacketId pk = make_packet(first_step_, first, count);
-    Packet& p = pool().get(pk);
-    p.flits = flits_on(port, p.bytes);
-    p.payload = payloads().alloc();
-    input(first, count, payloads().data(p.payload));
-    return pk;
+    return take_first_step(port, first_step_, true);
   }
 
   void receive(const Packet& in) override;
