@@ -377,6 +377,15 @@ def size_axis(ax, sizes):
     ax.minorticks_off()
 
 
+def needs_values(runs, key, kind, what):
+    """Refuse a plot whose x-axis parameter takes fewer than two values."""
+    vals = sorted({show_value(r.config.get(key)) for r in runs}, key=sort_key)
+    if len(vals) < 2:
+        raise PlotError(f"{kind}: {key} takes one value ({', '.join(vals)}) in the "
+                        f"{len(runs)} run{'s' if len(runs) != 1 else ''}; the plot needs runs "
+                        f"at two or more {what} (a sweep over {key}, docs/sweeps.md)")
+
+
 def plot_latency(runs, a):
     """Latency against throughput: a curve per design, a point per offered
     load (the mean over seeds); hollow points are saturated."""
@@ -429,6 +438,7 @@ def plot_buffers(runs, a):
     """Accepted throughput against input buffer depth, with the bound of the
     credit loop, min(load, floor(B/P) P f / RTT) for P-flit packets."""
     xkey = "switch.input_buffer_flits"
+    needs_values(runs, xkey, "buffers", "input buffer depths")
     curves, keys = series_of(runs, {xkey})
     plt = plt_setup()
     fig, ax = plt.subplots(figsize=(8.6, 4.2))
@@ -545,6 +555,22 @@ def switch_index(name):
     return int(tail) if tail.isdigit() else 0
 
 
+def occupancy_panel(m, caps, occ):
+    """The input-buffer panel: its colour scale runs from empty to the
+    buffer's capacity, so that a nearly empty buffer looks nearly empty;
+    the title says the scale and the largest mean seen."""
+    known = [c for c in caps if c]
+    seen = max((v for row in occ for v in row if v is not None), default=0.0)
+    if not known:
+        return (m, f"input buffer: mean occupancy in flits (scale 0 to the largest mean, "
+                   f"{seen:.3g}; capacity not in stats.json)", None)
+    cap = max(known)
+    which = f"the capacity, {cap} flits per port" if len(set(known)) == 1 and \
+        len(known) == len(caps) else f"the largest capacity, {cap} flits per port"
+    return (m, f"input buffer: mean occupancy in flits (scale 0 to {which}; "
+               f"largest mean {seen:.3g})", cap)
+
+
 def plot_heatmap(runs, a):
     """Every switch's ports: utilization of its output links (fabric.swS.outP)
     and the mean occupancy of its input buffers (per_port_mean); for a single
@@ -600,10 +626,8 @@ def plot_heatmap(runs, a):
         return np.ma.masked_invalid(m), ticks
 
     u, ticks = grid(util)
-    cap = caps[0] if len(set(caps)) == 1 else None
     panels = [(u, "output link utilization (fraction of the window)", 1.0),
-              (grid(occ)[0], "input buffer: mean occupancy in flits" +
-               (f" (capacity {cap} per port)" if cap else ""), None)]
+              occupancy_panel(grid(occ)[0], caps, occ)]
     if stall is not None:
         panels.append((grid(stall)[0], "link into the port: time waiting for credits "
                                        "(fraction of the window)", 1.0))
@@ -628,7 +652,7 @@ def plot_heatmap(runs, a):
                     f"window {window:g} ns")
     fig.suptitle(t, fontsize=9)
     data = dict(switches=switches, utilization=util, occupancy_mean_flits=occ, capacity=caps,
-                title=t)
+                occupancy_scale_max=panels[1][2], title=t)
     if stall is not None:
         data["input_credit_stall_fraction"] = stall[0]
     return fig, data
@@ -729,11 +753,34 @@ PLOTS = dict(latency=plot_latency, buffers=plot_buffers, busbw=plot_busbw, heatm
              straggler=plot_straggler)
 
 
-def default_out(inputs, kind):
-    first = inputs[0]
+DEFAULT_X, DEFAULT_Y = "throughput.accepted", "latency_ns.mean"
+
+
+def out_name(a):
+    """The default PNG's name: the kind, then whatever option changes what is
+    drawn, so that two different plots of one input do not overwrite each
+    other (latency.png, latency-network_latency_ns.p99.png, ...)."""
+    parts = [a.kind]
+    if a.kind == "latency":
+        if a.y != DEFAULT_Y or a.x != DEFAULT_X:
+            parts.append(a.y)
+        if a.x != DEFAULT_X:
+            parts.append(f"vs-{a.x}")
+        if a.linear:
+            parts.append("linear")
+    if a.kind == "busbw" and a.log:
+        parts.append("log")
+    if a.kind == "straggler" and a.size is not None:
+        parts.append(str(a.size))
+    parts += a.where
+    return "-".join(p.replace("/", "_").replace(" ", "_") for p in parts) + ".png"
+
+
+def default_out(a):
+    first = a.inputs[0]
     path = first.split("=", 1)[1] if not os.path.exists(first) and "=" in first else first
     d = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    return os.path.join(d, f"{kind}.png")
+    return os.path.join(d, out_name(a))
 
 
 def main():
@@ -745,16 +792,17 @@ def main():
     ap.add_argument("kind", choices=KINDS, help="what to draw")
     ap.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="stats.json, a run or sweep directory, a results.csv; LABEL=INPUT names it")
-    ap.add_argument("-o", "--out", help="the PNG to write (default: KIND.png in the first "
-                                        "input's directory)")
+    ap.add_argument("-o", "--out", help="the PNG to write (default: in the first input's "
+                                        "directory, KIND.png, or named after the options that "
+                                        "change the plot: latency-network_latency_ns.p99.png)")
     ap.add_argument("--data", metavar="JSON",
                     help="also write the plotted numbers (every series) to this JSON file")
     ap.add_argument("--title", help="replace the title")
     ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                     help="keep only runs whose parameter KEY is VALUE (repeatable)")
-    ap.add_argument("--x", default="throughput.accepted",
+    ap.add_argument("--x", default=DEFAULT_X,
                     help="latency: the x column (default %(default)s; or throughput.offered)")
-    ap.add_argument("--y", default="latency_ns.mean",
+    ap.add_argument("--y", default=DEFAULT_Y,
                     help="latency: the y column (default %(default)s; e.g. network_latency_ns.p99)")
     ap.add_argument("--linear", action="store_true", help="latency: linear y axis (default log)")
     ap.add_argument("--log", action="store_true", help="busbw: logarithmic y axis")
@@ -766,7 +814,7 @@ def main():
     try:
         runs = load(a.inputs, a.where, warn)
         fig, data = PLOTS[a.kind](runs, a)
-        out = a.out or default_out(a.inputs, a.kind)
+        out = a.out or default_out(a)
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         fig.tight_layout()
         fig.savefig(out, dpi=DPI)

@@ -148,9 +148,13 @@ s = next(s for s in d["series"] if s["label"] == "latency_ns=60, input_buffer_fl
 assert s["saturated"] == [True, True], s
 s = next(s for s in d["series"] if s["label"] == "latency_ns=20, input_buffer_flits=144")
 assert s["saturated"] == [False, False], s
-# Other columns, a filter, and the default output next to the sweep.
+# Other columns and a filter; the default output is named after what it shows
+# (latency.png, drawn above, stays).
 d = plot("latency", sw, "--x", "throughput.offered", "--y", "network_latency_ns.p99",
-         "--where", "switch.input_buffer_flits=144", "--where", "traffic.load=0.9")
+         "--where", "switch.input_buffer_flits=144", "--where", "traffic.load=0.9", png=False)
+assert d["png"] == os.path.join(sw, "latency-network_latency_ns.p99-vs-throughput.offered-"
+                                    "switch.input_buffer_flits=144-traffic.load=0.9.png"), d["png"]
+assert os.path.isfile(os.path.join(sw, "latency.png"))
 assert [len(s["x"]) for s in d["series"]] == [1, 1] and len(d["runs"]) == 4
 g = runs_where(link__latency_ns=20, switch__input_buffer_flits=144, traffic__load=0.9)
 assert close(d["series"][0]["y"][0], mean([r["network_latency_ns"]["p99"] for r in g]))
@@ -184,6 +188,7 @@ one = os.path.join(sw, "runs", "latency_ns=60,input_buffer_flits=27,load=0.9,see
 s1 = stats[os.path.basename(one)]
 d = plot("heatmap", one)
 assert d["switches"] == ["fabric.sw0"] and d["capacity"] == [27]
+assert d["occupancy_scale_max"] == 27  # the colour scale is the buffer, not the largest mean
 w = s1["sim"]["window_ns"]
 for p in range(8):
     assert d["utilization"][0][p] == s1["links"][f"fabric.sw0.out{p}"]["utilization"]
@@ -259,6 +264,10 @@ r = plot("latency", sw, "--y", "latency_ns.p42", expect=2)
 assert "no column 'latency_ns.p42'" in r.stderr
 r = plot("latency", sw, "--where", "traffic.load=0.55", expect=2)
 assert "no successful run" in r.stderr
+# buffers needs runs at two or more depths: one depth would be a point per curve.
+r = plot("buffers", sw, "--where", "switch.input_buffer_flits=27", expect=2)
+assert "switch.input_buffer_flits takes one value (27)" in r.stderr, r.stderr
+assert "two or more input buffer depths" in r.stderr, r.stderr
 
 shutil.rmtree(TMP)  # kept when a check fails
 print("plot end-to-end: all checks passed")
