@@ -101,15 +101,16 @@ void WaveTrace::write_timeline(Ps end_of_run) {
     value[i] = signals_[i].base;
     value_event(i, options_.begin, value[i]);
   }
-  replay(value, [&](Ps t, const std::vector<int>& ids) {
+  replay(value, end_of_run, [&](Ps t, const std::vector<int>& ids) {
     for (int id : ids) value_event(static_cast<size_t>(id), t, value[static_cast<size_t>(id)]);
   });
-  // Spans and instants, clipped to the window.
+  // Spans and instants, clipped to the window and the run.
   for (const Span& s : spans_) {
+    if (s.begin > end_of_run) continue;
     const int p = pid_of(s.track);
     const int t = tid_of(p, s.lane);
     const Ps b = std::max(s.begin, options_.begin);
-    const Ps e = std::min(s.end, std::min(options_.end, std::max(end_of_run, s.end)));
+    const Ps e = std::min(s.end, std::min(options_.end, end_of_run));
     const std::string head = "{\"name\":" + quoted(s.name) + ",\"pid\":" + std::to_string(p) +
                              ",\"tid\":" + std::to_string(t) + ",\"ts\":" + us(b);
     if (s.instant)

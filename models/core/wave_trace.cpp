@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "models/core/errors.hpp"
 #include "models/core/fst_writer.hpp"
@@ -112,11 +115,27 @@ class WaveSink {
 
 namespace {
 
+// The date a VCD's header carries: now, in UTC, or SOURCE_DATE_EPOCH's
+// (seconds since 1970) when it is set, for byte-reproducible files.
+std::string date_text() {
+  std::time_t t = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(epoch, &end, 10);
+    if (end != epoch && *end == '\0' && v >= 0) t = static_cast<std::time_t>(v);
+  }
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return b;
+}
+
 class VcdSink final : public WaveSink {
  public:
   explicit VcdSink(const std::string& path) : path_(path), f_(path) {
     if (!f_) throw std::runtime_error("cannot write the waveform file " + path);
-    f_ << "$date fabricsim $end\n$version fabricsim waveform $end\n$timescale 1ps $end\n";
+    f_ << "$date " << date_text() << " $end\n$version fabricsim waveform $end\n$timescale 1ps $end\n";
   }
   void scope(const std::string& name) override { f_ << "$scope module " << name << " $end\n"; }
   void upscope() override { f_ << "$upscope $end\n"; }
@@ -222,25 +241,25 @@ void WaveTrace::write(Ps end_of_run) {
     sink->value(static_cast<int>(i), value[i], signals_[i].width);
   }
   sink->initial_done();
-  // Per time step, the signals that moved.
-  replay(value, [&](Ps t, const std::vector<int>& ids) {
+  // Per time step, the signals that moved, up to the run's end.
+  replay(value, end_of_run, [&](Ps t, const std::vector<int>& ids) {
     sink->time(t);
     for (int id : ids) {
       sink->value(id, value[static_cast<size_t>(id)], signals_[static_cast<size_t>(id)].width);
       ++written_;
     }
   });
-  sink->close(std::max(end_of_run, changes_.empty() ? start : changes_.back().t));
+  sink->close(std::max(end_of_run, start));
 }
 
-void WaveTrace::replay(std::vector<std::int64_t>& value,
+void WaveTrace::replay(std::vector<std::int64_t>& value, Ps until,
                        const std::function<void(Ps, const std::vector<int>&)>& step) {
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
     return a.t != b.t ? a.t < b.t : a.seq < b.seq;
   });
   std::vector<char> moved(signals_.size(), 0);
   std::vector<int> touched;
-  for (std::size_t k = 0; k < changes_.size();) {
+  for (std::size_t k = 0; k < changes_.size() && changes_[k].t <= until;) {
     const Ps t = changes_[k].t;
     for (; k < changes_.size() && changes_[k].t == t; ++k) {
       const Change& c = changes_[k];

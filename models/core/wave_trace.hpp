@@ -76,10 +76,12 @@ class WaveTrace {
     bool instant;
   };
   void write_timeline(Ps end_of_run);
-  // Sorts the changes and applies them a time step at a time to `value`
-  // (each signal's value at the window's start on entry): `step(t, ids)`
-  // gets the signals that moved at t, `value` holding where they are now.
-  void replay(std::vector<std::int64_t>& value,
+  // Sorts the changes and applies those at or before `until` a time step at
+  // a time to `value` (each signal's value at the window's start on entry):
+  // `step(t, ids)` gets the signals that moved at t, `value` holding where
+  // they are now. The models book some changes ahead of time (a departure, a
+  // credit's return); those after the run's end did not happen in the run.
+  void replay(std::vector<std::int64_t>& value, Ps until,
               const std::function<void(Ps, const std::vector<int>&)>& step);
   Options options_;
   std::vector<Signal> signals_;

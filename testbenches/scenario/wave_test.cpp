@@ -177,6 +177,31 @@ TEST(Wave, ScopeAndWindowLimitTheDump) {
   std::remove(path.c_str());
 }
 
+// The dump ends where the run ends: changes the models booked for later (a
+// packet still on its link, a credit on its way back) are not in it, and
+// the last time stamp is the run's end. The header's $date is a date
+// (SOURCE_DATE_EPOCH's when set, for byte-reproducible files).
+TEST(Wave, EndsWhereTheRunEndsAndIsDated) {
+  const Config c = load_config("", {"switch.ports=4", "traffic.load=0.6", "sim.warmup_ns=0",
+                                    "sim.duration_ns=2500"});
+  ASSERT_EQ(::setenv("SOURCE_DATE_EPOCH", "86400", 1), 0);
+  Fabric f("fabric", c);
+  const std::string path = temp_path("end");
+  f.enable_wave({path, "*", 0, kNever, ""});
+  ASSERT_TRUE(f.run()) << f.error();
+  const Vcd v = read_vcd(path);
+  ASSERT_GE(v.times.size(), 2u);
+  const Ps end = f.window().end;
+  EXPECT_EQ(end, ns_to_ps(2500));
+  for (long long t : v.times) EXPECT_LE(t, end);
+  EXPECT_EQ(v.times.back(), end);
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "$date 1970-01-02 00:00:00 UTC $end");
+  std::remove(path.c_str());
+}
+
 // The reduction engine's table: entries in use never exceed its size, and
 // the waveform's maximum is the statistics' occupancy maximum.
 TEST(Wave, EngineTableMatchesItsStatistics) {
