@@ -13,64 +13,82 @@
 #include "cli/run_command.hpp"
 #include "models/core/config.hpp"
 
+namespace {
+
+using namespace fabricsim;
+
+// What Ctrl-C does (cli/interrupt.hpp), for both simulating commands.
+const char* const kOnSignal =
+    "Ctrl-C (SIGINT) or SIGTERM stops the simulation at the current simulated instant, writes "
+    "stats.json (and any waveform or timeline) for the part simulated, marked \"interrupted\": "
+    "true, prints the summary and exits 130 (SIGINT) or 143 (SIGTERM); a second one ends at "
+    "once.\nExit status: 0 done, 1 a check failed, 2 bad input, 130/143 interrupted.";
+
+// The configuration file, in the same two forms for every command:
+// positional or --config.
+void add_config(CLI::App* cmd, std::string& path, const char* what) {
+  cmd->add_option("config,--config", path, what)->required();
+}
+
+void add_run(CLI::App& app, RunOptions& run, std::int64_t& seed) {
+  auto* cmd = app.add_subcommand("run", "run one simulation and write DIR/stats.json");
+  add_config(cmd, run.config_path, "YAML configuration file (positional or --config)");
+  cmd->add_option("--set", run.overrides, "override a parameter: key=value (repeatable)")
+      ->take_all();
+  cmd->add_option("--seed", seed, "same as --set sim.seed=N");
+  cmd->add_option("--out", run.out_dir, "output directory (default: out)");
+  cmd->add_flag("--quiet,-q", run.quiet, "print nothing on success");
+  cmd->add_option("--wave", run.wave,
+                  "write waveforms of every link and switch to this file (.vcd or .fst)");
+  cmd->add_option("--wave-rtl", run.wave_rtl,
+                  "write the reduction ALUs' RTL signals (Verilator tracing) to this .fst file");
+  cmd->add_option("--timeline", run.timeline,
+                  "write a timeline (Chrome trace-event .json for ui.perfetto.dev): each GPU's "
+                  "collective phases, link, credit and buffer counters, faults, late starts");
+  cmd->add_option("--log", run.log,
+                  "log levels per module: GLOB=LEVEL[,...], LEVEL one of off, error, warn "
+                  "(default), info (faults, calls), debug (every packet), e.g. "
+                  "'fabric.sw0*=debug' (repeatable; a later rule wins)")
+      ->take_all();
+  cmd->add_option("--watch", run.watch,
+                  "log packet SERIAL at every hop (its number; waveforms show SERIAL+1)");
+  cmd->add_flag("--progress", run.progress,
+                "print the progress line even when stderr is not a terminal "
+                "(it is printed on a terminal unless --quiet)");
+  cmd->add_option("--wave-scope", run.wave_scope,
+                  "only signals and timeline counters (and RTL ALUs) whose full name matches "
+                  "this glob, e.g. 'fabric.sw0.*'");
+  cmd->add_option("--wave-window", run.wave_window,
+                  "only changes (and timeline events) in START_NS:END_NS (either side may be "
+                  "empty)");
+  cmd->footer(kOnSignal);
+}
+
+CLI::App* add_compare(CLI::App& app, CompareOptions& cmp) {
+  auto* cmd = app.add_subcommand(
+      "compare", "simulate the sizes of an nccl-tests *_perf output and print both side by side");
+  cmd->add_option("log", cmp.log_path, "nccl-tests output (all_reduce_perf etc.)")->required();
+  add_config(cmd, cmp.config_path,
+             "YAML configuration of the fabric (positional, after the log, or --config)");
+  cmd->add_option("--set", cmp.overrides, "override a parameter: key=value (repeatable)")
+      ->take_all();
+  cmd->add_option("--op", cmp.op,
+                  "the collective, when the log does not name its test (all_reduce, ...)");
+  cmd->add_option("--out", cmp.out_dir, "where the simulated stats.json goes (default out/compare)");
+  cmd->footer(kOnSignal);
+  return cmd;
+}
+
+}  // namespace
+
 int sc_main(int argc, char* argv[]) {
-  using namespace fabricsim;
   CLI::App app{"fabricsim: cycle-approximate simulator of scale-up switch fabrics"};
   app.require_subcommand(1);
-
   RunOptions run;
   std::int64_t seed = -1;
-  auto* run_cmd = app.add_subcommand("run", "run one simulation and write DIR/stats.json");
-  run_cmd->add_option("config", run.config_path, "YAML configuration file")->required();
-  run_cmd->add_option("--set", run.overrides, "override a parameter: key=value (repeatable)")
-      ->take_all();
-  run_cmd->add_option("--seed", seed, "same as --set sim.seed=N");
-  run_cmd->add_option("--out", run.out_dir, "output directory (default: out)");
-  run_cmd->add_flag("--quiet,-q", run.quiet, "print nothing on success");
-  run_cmd->add_option("--wave", run.wave,
-                      "write waveforms of every link and switch to this file (.vcd or .fst)");
-  run_cmd->add_option("--wave-rtl", run.wave_rtl,
-                      "write the reduction ALUs' RTL signals (Verilator tracing) to this .fst file");
-  run_cmd->add_option("--timeline", run.timeline,
-                      "write a timeline (Chrome trace-event .json for ui.perfetto.dev): each GPU's "
-                      "collective phases, link, credit and buffer counters, faults, late starts");
-  run_cmd->add_option("--log", run.log,
-                      "log levels per module: GLOB=LEVEL[,...], LEVEL one of off, error, warn "
-                      "(default), info (faults, calls), debug (every packet), e.g. "
-                      "'fabric.sw0*=debug' (repeatable; a later rule wins)")
-      ->take_all();
-  run_cmd->add_option("--watch", run.watch,
-                      "log packet SERIAL at every hop (its number; waveforms show SERIAL+1)");
-  run_cmd->add_flag("--progress", run.progress,
-                    "print the progress line even when stderr is not a terminal "
-                    "(it is printed on a terminal unless --quiet)");
-  run_cmd->add_option("--wave-scope", run.wave_scope,
-                      "only signals and timeline counters (and RTL ALUs) whose full name matches "
-                      "this glob, e.g. 'fabric.sw0.*'");
-  run_cmd->add_option("--wave-window", run.wave_window,
-                      "only changes (and timeline events) in START_NS:END_NS (either side may be "
-                      "empty)");
-
-  // What Ctrl-C does (cli/interrupt.hpp), for both simulating commands.
-  const std::string on_signal =
-      "Ctrl-C (SIGINT) or SIGTERM stops the simulation at the current simulated instant, writes "
-      "stats.json (and any waveform or timeline) for the part simulated, marked \"interrupted\": "
-      "true, prints the summary and exits 130 (SIGINT) or 143 (SIGTERM); a second one ends at "
-      "once.\nExit status: 0 done, 1 a check failed, 2 bad input, 130/143 interrupted.";
-  run_cmd->footer(on_signal);
-
+  add_run(app, run, seed);
   CompareOptions cmp;
-  auto* cmp_cmd = app.add_subcommand(
-      "compare", "simulate the sizes of an nccl-tests *_perf output and print both side by side");
-  cmp_cmd->add_option("log", cmp.log_path, "nccl-tests output (all_reduce_perf etc.)")->required();
-  cmp_cmd->add_option("--config", cmp.config_path, "YAML configuration of the fabric")->required();
-  cmp_cmd->add_option("--set", cmp.overrides, "override a parameter: key=value (repeatable)")
-      ->take_all();
-  cmp_cmd->add_option("--op", cmp.op,
-                      "the collective, when the log does not name its test (all_reduce, ...)");
-  cmp_cmd->add_option("--out", cmp.out_dir, "where the simulated stats.json goes (default out/compare)");
-  cmp_cmd->footer(on_signal);
-
+  auto* cmp_cmd = add_compare(app, cmp);
   bool markdown = false;
   auto* params_cmd = app.add_subcommand("params", "list every configuration parameter");
   params_cmd->add_flag("--markdown", markdown, "print docs/config.md");
@@ -86,11 +104,10 @@ int sc_main(int argc, char* argv[]) {
     fmt::print("{}", markdown ? params_markdown() : params_text());
     return 0;
   }
+  // A collective sweep ends with sc_stop(); its "stopped by user" note is noise.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   if (*cmp_cmd) return compare_command(cmp);
   if (seed >= 0) run.overrides.push_back("sim.seed=" + std::to_string(seed));
-  // A collective sweep ends with sc_stop(); its "stopped by user" note is noise.
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   return run_command(run);
 }
 

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -14,6 +15,40 @@
 namespace fabricsim {
 
 namespace {
+// Why a config file cannot be opened, and the file the user may have meant:
+// the YAML file of its folder (configs/ when that folder does not exist)
+// whose name is nearest, or the list of them.
+std::string unreadable_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::exists(p, ec)) return "cannot read config file '" + path + "': permission denied";
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) dir = "configs";
+  std::vector<std::string> names;
+  if (fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string msg = "cannot read config file '" + path + "': no such file";
+  const std::string name = p.filename().string();
+  std::string best;
+  std::size_t best_d = name.size() / 3 + 2;  // a few typos, not a different name
+  for (const auto& n : names) {
+    const std::size_t d = edit_distance(name, n);
+    if (d < best_d) {
+      best_d = d;
+      best = n;
+    }
+  }
+  const std::string where = dir == fs::path(".") ? std::string() : dir.string() + "/";
+  if (!best.empty()) return msg + " (did you mean '" + where + best + "'?)";
+  if (names.empty()) return msg;
+  msg += "; the YAML files in " + (where.empty() ? std::string("this folder") : where) + ":";
+  for (std::size_t i = 0; i < names.size() && i < 16; ++i) msg += " " + names[i];
+  return msg + (names.size() > 16 ? " ..." : "");
+}
+
 // Applies a YAML file; a top-level `base: other.yaml` (relative to this file)
 // is applied first, so a workload can build on a system preset.
 void apply_file(const Schema<Config>& schema, Config& c, const std::string& path, int depth) {
@@ -27,7 +62,7 @@ void apply_file(const Schema<Config>& schema, Config& c, const std::string& path
   try {
     root = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
-    throw ConfigError("cannot read config file '" + path + "'");
+    throw ConfigError(unreadable_file(path));
   } catch (const YAML::Exception& e) {
     throw ConfigError(path + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
                       ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);

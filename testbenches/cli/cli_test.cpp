@@ -139,6 +139,19 @@ TEST(Cli, RunAheadIsTheSameSimulation) {
   }
 }
 
+// run takes its configuration as compare does: positional or --config.
+TEST(Cli, RunTakesTheConfigPositionalOrByOption) {
+  const std::string a = temp_dir("cfg-pos"), b = temp_dir("cfg-opt");
+  Result r = sh("run " + kSmall + " --out " + a);
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = sh("run --config " + kSmall + " --out " + b);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(without_host(load(a + "/stats.json")).dump(),
+            without_host(load(b + "/stats.json")).dump());
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
 TEST(Cli, UnknownKeyExitsWithStatus2AndSimulatesNothing) {
   const std::string out = temp_dir("bad");
   const Result r = sh("run " + kSmall + " --set switch.port=8 --out " + out);
@@ -159,7 +172,21 @@ TEST(Cli, BadValuesExitWithStatus2AndNameKeyValueAllowed) {
   EXPECT_NE(r.output.find("allowed: islip | pim | rr"), std::string::npos) << r.output;
   r = sh("run /nonexistent.yaml");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("cannot read config file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cannot read config file '/nonexistent.yaml': no such file"),
+            std::string::npos)
+      << r.output;
+  // A typo in a preset's name: the nearest file of its folder is suggested.
+  r = sh("run " + kSrc + "/configs/dgx_h100.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("no such file (did you mean '" + kSrc + "/configs/dgx-h100.yaml'?)"),
+            std::string::npos)
+      << r.output;
+  // Nothing near: the folder's YAML files are listed.
+  r = sh("run " + kSrc + "/configs/quantum-fabric.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("the YAML files in " + kSrc + "/configs/: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("switch64.yaml"), std::string::npos) << r.output;
   r = sh("run");
   EXPECT_EQ(r.status, 2);
   r = sh("frobnicate");
@@ -339,6 +366,11 @@ TEST(Cli, CompareNcclTestsOutput) {
         << size << r.output;
   EXPECT_NE(r.output.find("# 11 sizes compared: mean |error|"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(dir + "/stats.json"));
+  // The configuration in the same form as run's: positional, after the log.
+  const Result p = sh("compare " + log + " " + kSrc +
+                      "/configs/dgx-h100.yaml --set collective.algorithm=ring --out " + dir);
+  EXPECT_EQ(p.status, 0) << p.output;
+  EXPECT_EQ(p.output, r.output);
   // A 4-GPU configuration for an 8-rank log.
   r = sh("compare " + log + " --config " + kSrc + "/configs/dgx-h100.yaml --set topology.endpoints=4 --out " + dir);
   EXPECT_EQ(r.status, 2);
