@@ -10,10 +10,13 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/host_stats.hpp"
 #include "cli/interrupt.hpp"
 #include "models/core/config.hpp"
+#include "models/core/config_effect.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/log.hpp"
 #include "models/sc/fabric.hpp"
@@ -166,6 +169,11 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());
     return 2;
   }
+  // Always printed (--quiet too): a setting that cannot matter is a mistake
+  // in the experiment, not in the run.
+  const std::vector<std::string> ignored =
+      ignored_settings(cfg, keys_set_by_user(opts.config_path, opts.overrides));
+  for (const auto& w : ignored) fmt::print(stderr, "fabricsim: warning: {}\n", w);
 
   // --wave, --timeline and --wave-rtl share the scope and the window.
   auto ends_with = [](const std::string& s, const char* suffix) {
@@ -276,6 +284,7 @@ int run_command(const RunOptions& opts) {
   s["sim"]["status"] = !ok ? "failed" : fabric.interrupted() ? "interrupted" : "ok";
   if (fabric.interrupted()) s["sim"]["interrupted_by"] = Interrupts::signal_name();
   if (!ok) s["sim"]["error"] = fabric.error();
+  if (!ignored.empty()) s["sim"]["ignored_settings"] = ignored;
   s["host"] = {{"build", build_flavour()},
                {"peak_rss_bytes", peak_rss_bytes()},
                {"events_per_second", host_s > 0 ? static_cast<double>(fabric.events()) / host_s : 0.0},

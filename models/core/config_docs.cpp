@@ -29,7 +29,12 @@ std::string params_markdown() {
         "and the code differ. Do not edit by hand. -->\n\n"
      << "Set them in a YAML file (nested maps: `link: {lanes: 2}`, or dotted keys) and override "
         "any with `--set key=value`. An unknown key, a wrong type or a value out of range stops "
-        "the run with exit status 2 before anything is simulated.\n\n";
+        "the run with exit status 2 before anything is simulated. A key set (in the file named "
+        "on the command line or with `--set`, not in its `base:` files) to a value other than "
+        "its default, in a mode that never reads it (`switch.iterations` with output "
+        "queueing, `traffic.*` in a collective run, ...), is run with a warning naming the "
+        "mode, on stderr and in stats.json's `sim.ignored_settings` "
+        "(`models/core/config_effect.cpp` lists the rules).\n\n";
   std::string section;
   for (const auto& e : schema.entries()) {
     const std::string sec = e.info.key.substr(0, e.info.key.find('.'));

@@ -152,6 +152,49 @@ TEST(Cli, RunTakesTheConfigPositionalOrByOption) {
   fs::remove_all(b);
 }
 
+// A setting the chosen mode ignores is run, with a warning naming the key,
+// its value and the mode (stderr, --quiet too, and stats.json); the warning
+// is right: the results are those of the default.
+TEST(Cli, IgnoredSettingsAreNamedAndChangeNothing) {
+  const std::string a = temp_dir("ign-a"), b = temp_dir("ign-b"), c = temp_dir("ign-c");
+  const std::string fifo = kSmall + " --set switch.queueing=fifo switch.vcs=1";
+  Result r = sh("run " + fifo + " --set switch.iterations=4 --out " + a);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: switch.iterations=4 has no effect: with switch.queueing=fifo "
+                          "and switch.vcs=1"),
+            std::string::npos)
+      << r.output;
+  ASSERT_EQ(sh("run " + fifo + " --out " + b).status, 0);
+  nlohmann::json ja = without_host(load(a + "/stats.json"));
+  nlohmann::json jb = without_host(load(b + "/stats.json"));
+  ASSERT_EQ(ja["sim"]["ignored_settings"].size(), 1u);
+  EXPECT_FALSE(jb["sim"].contains("ignored_settings"));
+  for (auto* j : {&ja, &jb}) {
+    (*j)["sim"].erase("ignored_settings");
+    (*j).erase("config");
+  }
+  EXPECT_EQ(ja.dump(), jb.dump());
+  // Two VCs give an input two heads: iterations matter, no warning.
+  r = sh("run " + kSmall + " --set switch.queueing=fifo switch.vcs=2 switch.iterations=4 --out " + c);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  // Keys of the base files a preset builds on are not the user's: none.
+  r = sh("run " + kSrc + "/configs/dgx-h100-allreduce.yaml --set collective.max_bytes=1024 --out " + c);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  r = sh("run " + kSrc + "/configs/dgx-h100-allreduce.yaml --set collective.max_bytes=1024 " +
+         "traffic.load=0.9 straggler.delay_ns=500 --out " + c);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("traffic.load=0.9 has no effect: traffic.* describes synthetic traffic "
+                          "and workload.kind=collective sends none"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("straggler.delay_ns=500 has no effect: straggler.gpu=-1"),
+            std::string::npos)
+      << r.output;
+  for (const auto& d : {a, b, c}) fs::remove_all(d);
+}
+
 TEST(Cli, UnknownKeyExitsWithStatus2AndSimulatesNothing) {
   const std::string out = temp_dir("bad");
   const Result r = sh("run " + kSmall + " --set switch.port=8 --out " + out);
