@@ -132,7 +132,7 @@ std::vector<std::string> keys_set_by_user(const std::string& path,
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsMap())
       for (const auto& section : root) {
-        const std::string name = section.first.as<std::string>();
+        const auto name = section.first.as<std::string>();
         if (section.second.IsMap()) {
           for (const auto& kv : section.second)
             keys.push_back(name + "." + kv.first.as<std::string>());
