@@ -10,59 +10,72 @@
 
 namespace fabricsim {
 
+EngineAccess::EngineAccess(const SwitchParams& p)
+    : engine_port(p.engine_port), engine_ports(p.engine_ports), xports(p.xports) {
+  for (EngineShare& sh : share) {
+    sh.given.assign(static_cast<size_t>(p.xports), -1);
+    sh.by_bits = p.vcs * p.engine_ports <= 64;
+    sh.ask_bits.assign(static_cast<size_t>(p.xports), 0);
+    sh.askers = PortSet(p.xports);
+  }
+  for (auto& c : need_class)
+    c.assign(static_cast<size_t>(std::max(0, p.vcs * p.engine_ports)), PortSet(p.xports));
+  scratch = PortSet(p.xports);
+}
+
 
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);
   p.out_port = route(p.dst, p.addr);
-  Input& in = inputs_[static_cast<size_t>(port)];
+  SwitchInput& in = inputs_[static_cast<size_t>(port)];
   in.occupancy[p.vc] += p.flits;
   in.total_occ += p.flits;
   enqueue_input(port, id);
   request_tick(t);
 }
 
-void Switch::set_engine_head(Input& in, int vc, int out, PacketId head) {
-  const int i = static_cast<int>(&in - inputs_.data());
-  const auto k = static_cast<size_t>(vc * engine_ports_ + out - engine_port_);
+void Switch::set_engine_head(SwitchInput& in, int vc, int out, PacketId head) {
+  const int i = inputs_.index_of(in);
+  const auto k = static_cast<size_t>(vc * params_.engine_ports + out - params_.engine_port);
   engine_head_gone(i, vc, out);  // the head it replaces, if any
   const Packet& p = pool_.get(head);
   auto& h = in.engine_heads[k];
   h = {p.kind, entry_key(p)};
-  engine_class_[engine_need(h.first, h.second)][k].set(i);
-  if (need_follows_table(h.first))
-    heads_by_key_[h.second].push_back(static_cast<int>(k) * xports_ + i);
+  eng_.need_class[engine_->need(h.first, h.second)][k].set(i);
+  if (ReductionEngine::need_follows_table(h.first))
+    eng_.heads_by_key[h.second].push_back(static_cast<int>(k) * params_.xports + i);
 }
 
 void Switch::engine_head_gone(int i, int vc, int out) {
-  const auto k = static_cast<size_t>(vc * engine_ports_ + out - engine_port_);
+  const auto k = static_cast<size_t>(vc * params_.engine_ports + out - params_.engine_port);
   bool had = false;
-  for (auto& c : engine_class_) {
+  for (auto& c : eng_.need_class) {
     had = had || c[k].test(i);
     c[k].reset(i);
   }
   const auto& h = inputs_[static_cast<size_t>(i)].engine_heads[k];
-  if (!had || !need_follows_table(h.first)) return;
-  auto it = heads_by_key_.find(h.second);
-  if (it == heads_by_key_.end()) throw InvariantError("switch: engine head missing from its key");
+  if (!had || !ReductionEngine::need_follows_table(h.first)) return;
+  auto it = eng_.heads_by_key.find(h.second);
+  if (it == eng_.heads_by_key.end()) throw InvariantError("switch: engine head missing from its key");
   std::vector<int>& v = it->second;
-  const int code = static_cast<int>(k) * xports_ + i;
+  const int code = static_cast<int>(k) * params_.xports + i;
   for (std::size_t j = 0; j < v.size(); ++j)
     if (v[j] == code) {
       v[j] = v.back();
       v.pop_back();
       break;
     }
-  if (v.empty()) heads_by_key_.erase(it);
+  if (v.empty()) eng_.heads_by_key.erase(it);
 }
 
 void Switch::table_changed(std::uint64_t key, bool made) {
-  auto it = heads_by_key_.find(key);
-  if (it == heads_by_key_.end()) return;
+  auto it = eng_.heads_by_key.find(key);
+  if (it == eng_.heads_by_key.end()) return;
   for (int code : it->second) {
-    const auto k = static_cast<size_t>(code / xports_);
-    const int i = code % xports_;
-    engine_class_[made ? kNeedTable : kNeedNone][k].reset(i);
-    engine_class_[made ? kNeedNone : kNeedTable][k].set(i);
+    const auto k = static_cast<size_t>(code / params_.xports);
+    const int i = code % params_.xports;
+    eng_.need_class[made ? kNeedTable : kNeedNone][k].reset(i);
+    eng_.need_class[made ? kNeedNone : kNeedTable][k].set(i);
   }
 }
 
@@ -81,9 +94,9 @@ void Switch::engine_send(PacketId id, int port, bool multicast, Ps t) {
 }
 
 void Switch::engine_resource_freed(Ps t) {
-  if (engine_waiter_) {  // an allocation waited for a free entry or slot
-    engine_waiter_ = false;
-    if (pending_total_ > 0) request_tick(t);
+  if (eng_.waiter) {  // an allocation waited for a free entry or slot
+    eng_.waiter = false;
+    if (inputs_.pending_total > 0) request_tick(t);
   }
 }
 
@@ -93,17 +106,17 @@ void Switch::engine_resource_freed(Ps t) {
 // order, the low-numbered inputs would take every entry that frees and
 // starve the rest (measured: ld_reduce requests waiting 35 us).
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
-  Share& sh = share_[n];
-  std::size_t free = engine_free(n);
+  EngineShare& sh = eng_.share[n];
+  std::size_t free = engine_->free(n);
   int last = -1;
   bool left_out = false;  // a request got nothing
   auto give = [&](int i, int o) {
     --free;
-    requests_.set(i, o);
+    alloc_.requests.set(i, o);
     sh.given[static_cast<size_t>(i)] = o;
     sh.given_list.push_back(i);
     last = i;
-    sh.rr = (i + 1) % xports_;
+    sh.rr = (i + 1) % params_.xports;
   };
   // Asks in (input, VC, port) order: inputs from sh.rr on, then wrapping
   // around (from the first input when there is enough for every ask), one
@@ -125,7 +138,7 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
         left_out = true;
         return false;
       }
-      give(i, engine_port_ + __builtin_ctzll(b) % engine_ports_);
+      give(i, params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
       if ((b & (b - 1)) != 0) left_out = true;
       return true;
     };
@@ -141,7 +154,7 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
     if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
     const int start = free < sh.wanted.size() ? sh.rr : 0;
     for (int pass = 0; pass < 2; ++pass)
-      for (const Share::Ask& a : sh.wanted) {
+      for (const EngineShare::Ask& a : sh.wanted) {
         if ((pass == 0) != (a.in >= start)) continue;
         if (free > 0 && a.in != last)
           give(a.in, a.port);
@@ -151,20 +164,20 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
     sh.wanted.clear();
   }
   if (left_out) {
-    if (engine_free(n) > 0)
+    if (engine_->free(n) > 0)
       // Free ones, all promised to other requests this edge: one of those
       // may lose arbitration, so look again next edge.
-      wake = std::min(wake, e + cycle_ps_);
+      wake = std::min(wake, e + params_.cycle_ps);
     else
-      engine_waiter_ = true;  // woken when a reduction completes or a slot frees
+      eng_.waiter = true;  // woken when a reduction completes or a slot frees
   }
 }
 
 void Switch::wide_grants(int i, Ps e, Ps& wake) {
-  Input& in = inputs_[static_cast<size_t>(i)];
-  if (in.pending == 0 || queueing_ != Queueing::kVoq) return;
+  SwitchInput& in = inputs_[static_cast<size_t>(i)];
+  if (in.pending == 0 || params_.queueing != Queueing::kVoq) return;
   // Still busy from an earlier edge:
-  if (in_busy_[static_cast<size_t>(i)] > e && in.edge_at != e) return;
+  if (inputs_.busy[static_cast<size_t>(i)] > e && in.edge_at != e) return;
   if (in.edge_at != e) {
     in.edge_at = e;
     in.edge_bytes = 0;
@@ -172,31 +185,31 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
   }
   bool granted = false;
   const int start = in.out_ptr;
-  for (int v = 0; v < vcs_; ++v) {
-    scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
-    scratch_ &= out_free_;
-    scratch_.subtract(stalled_[static_cast<size_t>(v)]);  // no head fits there
+  for (int v = 0; v < params_.vcs; ++v) {
+    alloc_.scratch.assign_andnot(in.nonempty[static_cast<size_t>(v)], alloc_.matched_out);
+    alloc_.scratch &= alloc_.out_free;
+    alloc_.scratch.subtract(alloc_.stalled[static_cast<size_t>(v)]);  // no head fits there
     // Outputs from out_ptr on, then the rest: no output is always first.
     for (int pass = 0; pass < 2; ++pass) {
-      scratch_.for_each([&](int o) {
-        if ((pass == 0) != (o >= start) || matched_out_.test(o)) return;
+      alloc_.scratch.for_each([&](int o) {
+        if ((pass == 0) != (o >= start) || alloc_.matched_out.test(o)) return;
         // The head, or for a lazy copy its original (same size and data).
         const PacketId parent = head_parent(in, v, o);
-        const PacketQueue& q = voq(in, v, o);
+        const PacketQueue& q = inputs_.voq(in, v, o);
         const Packet& h = pool_.get(q.empty() ? parent : q.front());
         const bool shared = parent != kNoPacket && parent == in.edge_parent;
-        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_bytes(h) > engine_->port_bytes_per_cycle())
+        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_->bytes_of(h) > engine_->port_bytes_per_cycle())
           return;
         if (is_engine_port(o) ? !head_fits(o, v, voq_head(in, v, o)) : !flits_fit(o, v, h.flits))
           return;
-        matched_out_.set(o);
+        alloc_.matched_out.set(o);
         grant(i, o, e, v);
-        in.out_ptr = (o + 1) % xports_;
+        in.out_ptr = (o + 1) % params_.xports;
         granted = true;
       });
     }
   }
-  if (granted && in.pending > 0) wake = std::min(wake, in_busy_[static_cast<size_t>(i)]);
+  if (granted && in.pending > 0) wake = std::min(wake, inputs_.busy[static_cast<size_t>(i)]);
 }
 
 }  // namespace fabricsim
