@@ -37,14 +37,28 @@ SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a)
     xfer_ps[l] = static_cast<Ps>(std::ceil(static_cast<double>(l * p.flit_ps) / p.speedup));
 }
 
+// One allocation at edge e: free ports, requests, the allocator's
+// matching, the grants, and when to look again.
 void Switch::allocate(Ps e) {
   alloc_.last_alloc = e;
   if (window_.contains(e)) ++alloc_.cycles;
+  const Ps first_release = free_outputs(e);
+  Ps wake = kNever;
+  build_requests(e, first_release, wake);
+  alloc_.allocator->allocate(alloc_.requests, alloc_.match);
+  alloc_.matched_out.clear();
+  for (int i : alloc_.match.matched_inputs)
+    alloc_.matched_out.set(alloc_.match.out_of_in[static_cast<size_t>(i)]);
+  const Ps first_free = grant_matches(e, wake);
+  schedule_next(e, first_free, wake);
+}
+
+Ps Switch::free_outputs(Ps e) {
   // Per output: crossbar port free at this edge? Output buffer of each VC
   // able to take a packet of the largest size? (Bit-parallel fast path:
   // smaller heads into a fuller buffer are checked one by one.)
   // Only the outputs that had packets leave or a port busy are looked at.
-  alloc_.scratch = outputs_.with_sending;  // release_space changes outputs_.with_sending
+  alloc_.scratch = outputs_.with_sending;  // release_space changes with_sending
   alloc_.scratch.for_each([&](int o) {
     // Most outputs of a loaded wide switch are mid-packet: look before calling.
     if (outputs_.gone[static_cast<size_t>(o)] <= e) release_space(o, e);
@@ -61,11 +75,12 @@ void Switch::allocate(Ps e) {
       first_release = std::min(first_release, b);
     }
   });
+  return first_release;
+}
 
-  // Build the request matrix; remember the earliest time a blocked request
-  // could change (a busy port frees). Requests blocked by a full output
-  // buffer are woken by out_try when it frees space.
-  Ps wake = kNever;
+// Requests blocked by a busy port lower `wake` to when it frees; those
+// blocked by a full output buffer are woken by out_try when it frees space.
+void Switch::build_requests(Ps e, Ps first_release, Ps& wake) {
   alloc_.requests.clear();
   alloc_.free_in.clear();
   inputs_.active.for_each([&](int i) {
@@ -79,21 +94,15 @@ void Switch::allocate(Ps e) {
     request_voq(first_release, wake);
   else
     request_fifo(wake);
+  for (Need n : {kNeedTable, kNeedSlot})
+    if (eng_.share[n].any_asked()) share_engine(n, e, wake);
+}
 
-  for (Need n : {kNeedTable, kNeedSlot}) {
-    const EngineShare& sh = eng_.share[n];
-    if (sh.by_bits ? sh.askers.any() : !sh.wanted.empty()) share_engine(n, e, wake);
-  }
-  alloc_.allocator->allocate(alloc_.requests, alloc_.match);
-  alloc_.matched_out.clear();
-  for (int i : alloc_.match.matched_inputs) alloc_.matched_out.set(alloc_.match.out_of_in[static_cast<size_t>(i)]);
-
-  // Grant every match, then decide when to look again: next edge if a
-  // requesting input and a requested output both stayed free (another
-  // iteration-limited allocation may match them), else when a port frees.
+Ps Switch::grant_matches(Ps e, Ps& wake) {
   Ps first_free = kNever;
   // In port order, as the grants change shared state (pools, output queues).
-  alloc_.granted_order.assign(alloc_.match.matched_inputs.begin(), alloc_.match.matched_inputs.end());
+  alloc_.granted_order.assign(alloc_.match.matched_inputs.begin(),
+                              alloc_.match.matched_inputs.end());
   std::sort(alloc_.granted_order.begin(), alloc_.granted_order.end());
   for (int i : alloc_.granted_order) {
     const int o = alloc_.match.out_of_in[static_cast<size_t>(i)];
@@ -104,35 +113,38 @@ void Switch::allocate(Ps e) {
     const SwitchInput& in = inputs_[static_cast<size_t>(i)];
     if (in.pending > 0) wake = std::min(wake, inputs_.busy[static_cast<size_t>(i)]);
   }
-  for (int i = std::max(params_.engine_port, 0); params_.engine_port >= 0 && i < params_.xports; ++i)
+  for (int i = std::max(params_.engine_port, 0); params_.has_engine() && i < params_.xports; ++i)
     wide_grants(i, e, wake);
-  for (EngineShare& sh : eng_.share) {  // what was not used lapses
-    for (int i : sh.given_list) sh.given[static_cast<size_t>(i)] = -1;
-    sh.given_list.clear();
-  }
-  // An input still waiting that requested an output nobody took: both
-  // stayed free, so another (iteration-limited) allocation may match them
-  // next edge. Waiting inputs whose requests all went to others: when a
-  // port frees.
+  eng_.lapse();
+  return first_free;
+}
+
+// An input still waiting that requested an output nobody took: both
+// stayed free, so another (iteration-limited) allocation may match them
+// next edge. Waiting inputs whose requests all went to others: when a
+// port frees (`first_free`: the first matched output to free).
+void Switch::schedule_next(Ps e, Ps first_free, Ps wake) {
   bool retry_next_edge = false;
   bool waiting = false;
-  if (alloc_.requests.major() == RequestMatrix::Major::kCols) {
-    alloc_.scratch.clear();  // inputs that requested, still wait and were not matched
-    alloc_.requests.written().for_each([&](int o) { alloc_.scratch |= alloc_.requests.col(o); });
-    alloc_.scratch &= inputs_.active;
-    for (int i : alloc_.match.matched_inputs) alloc_.scratch.reset(i);
-    waiting = alloc_.scratch.any();
+  PortSet& unmatched = alloc_.scratch;
+  const RequestMatrix& req = alloc_.requests;
+  if (req.major() == RequestMatrix::Major::kCols) {
+    unmatched.clear();  // inputs that requested, still wait and were not matched
+    req.written().for_each([&](int o) { unmatched |= req.col(o); });
+    unmatched &= inputs_.active;
+    for (int i : alloc_.match.matched_inputs) unmatched.reset(i);
+    waiting = unmatched.any();
     if (waiting) {
-      alloc_.requests.written().for_each([&](int o) {
+      req.written().for_each([&](int o) {
         if (!retry_next_edge && !alloc_.matched_out.test(o))
-          retry_next_edge = alloc_.requests.col(o).intersects(alloc_.scratch);
+          retry_next_edge = req.col(o).intersects(unmatched);
       });
     }
   } else {
-    alloc_.scratch.assign_and(alloc_.requests.written(), inputs_.active);
-    alloc_.scratch.for_each([&](int i) {
+    unmatched.assign_and(req.written(), inputs_.active);
+    unmatched.for_each([&](int i) {
       if (alloc_.match.out_of_in[static_cast<size_t>(i)] >= 0) return;
-      const PortSet& row = alloc_.requests.row(i);
+      const PortSet& row = req.row(i);
       if (row.has_bits_outside(alloc_.matched_out))
         retry_next_edge = true;
       else if (row.any())
@@ -152,59 +164,52 @@ void Switch::allocate(Ps e) {
 void Switch::request_voq(Ps first_release, Ps& wake) {
   bool waits_for_busy = false;  // a free input has a packet for a busy output
   for (int v = 0; v < params_.vcs; ++v) {
-    const PortSet& fits = alloc_.fits_any[static_cast<size_t>(v)];
     const PortSet& requested = alloc_.requested[static_cast<size_t>(v)];
     // Busy outputs: one free input waiting for any of them is all we need.
     alloc_.busy_requested.assign_andnot(requested, alloc_.out_free);
     for (int o = alloc_.busy_requested.find_next(0); o != PortSet::kNone && !waits_for_busy;
          o = alloc_.busy_requested.find_next(o + 1))
-      waits_for_busy = alloc_.col[static_cast<size_t>(v * params_.xports + o)].intersects(alloc_.free_in);
+      waits_for_busy = alloc_.column(v, o).intersects(alloc_.free_in);
     alloc_.free_requested.assign_and(requested, alloc_.out_free);
     alloc_.free_requested.subtract(alloc_.stalled[static_cast<size_t>(v)]);
-    alloc_.free_requested.for_each([&](int o) {
-      alloc_.scratch.assign_and(alloc_.col[static_cast<size_t>(v * params_.xports + o)], alloc_.free_in);
-      if (!alloc_.scratch.any()) return;
-      if (fits.test(o)) {
-        alloc_.requests.mutable_col(o) |= alloc_.scratch;
-        return;
-      }
-      SwitchOutput& out = outputs_[static_cast<size_t>(o)];
-      if (!is_engine_port(o) && col_min_flits(v, o) > outputs_.space(o, v)) {
-        // No head waiting for o fits its buffer, whichever inputs are free:
-        // what the loop below would conclude, without visiting each head.
-        if (!outputs_.space_waiter[static_cast<size_t>(o)]) {
-          outputs_.space_waiter[static_cast<size_t>(o)] = 1;
-          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
-        }
-        alloc_.stalled[static_cast<size_t>(v)].set(o);
-        return;
-      }
-      if (is_engine_port(o)) {
-        const auto k = static_cast<size_t>(v * params_.engine_ports + o - params_.engine_port);
-        eng_.scratch.assign_and(eng_.need_class[kNeedNone][k], alloc_.free_in);
-        if (eng_.scratch.any()) alloc_.requests.mutable_col(o) |= eng_.scratch;
-        for (Need n : {kNeedTable, kNeedSlot}) {
-          eng_.scratch.assign_and(eng_.need_class[n][k], alloc_.free_in);
-          if (!eng_.scratch.any()) continue;
-          if (engine_->free(n) == 0)
-            eng_.waiter = true;  // what share_engine would conclude
-          else
-            eng_.scratch.for_each([&](int i) { eng_.ask(n, i, v, o); });  // shared out below
-        }
-        return;
-      }
-      alloc_.scratch.for_each([&](int i) {
-        if (flits_fit(o, v, inputs_.head_flits(inputs_[static_cast<size_t>(i)], v, o))) {
-          alloc_.requests.set(i, o);
-        } else if (!outputs_.space_waiter[static_cast<size_t>(o)]) {
-          // Blocked on output-buffer space: wake when the next tail leaves.
-          outputs_.space_waiter[static_cast<size_t>(o)] = 1;
-          if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
-        }
-      });
-    });
+    alloc_.free_requested.for_each([&](int o) { request_voq_column(v, o); });
   }
   if (waits_for_busy) wake = std::min(wake, first_release);
+}
+
+// The free inputs waiting for free output o on VC v (alloc_.scratch).
+void Switch::request_voq_column(int v, int o) {
+  PortSet& waiting = alloc_.scratch;
+  waiting.assign_and(alloc_.column(v, o), alloc_.free_in);
+  if (!waiting.any()) return;
+  if (alloc_.fits_any[static_cast<size_t>(v)].test(o)) {
+    alloc_.requests.mutable_col(o) |= waiting;
+    return;
+  }
+  if (is_engine_port(o)) {
+    request_engine_port(v, o);
+    return;
+  }
+  if (col_min_flits(v, o) > outputs_.space(o, v)) {
+    // No head waiting for o fits its buffer, whichever inputs are free:
+    // what the loop below would conclude, without visiting each head.
+    wait_for_space(o);
+    alloc_.stalled[static_cast<size_t>(v)].set(o);
+    return;
+  }
+  waiting.for_each([&](int i) {
+    if (flits_fit(o, v, inputs_.head_flits(inputs_[static_cast<size_t>(i)], v, o)))
+      alloc_.requests.set(i, o);
+    else
+      wait_for_space(o);
+  });
+}
+
+void Switch::wait_for_space(int o) {
+  if (outputs_.space_waiter[static_cast<size_t>(o)]) return;
+  outputs_.space_waiter[static_cast<size_t>(o)] = 1;
+  const SwitchOutput& out = outputs_[static_cast<size_t>(o)];
+  if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
 }
 
 // Input by input: the head of each VC's FIFO asks for its output.
@@ -216,7 +221,6 @@ void Switch::request_fifo(Ps& wake) {
       if (q.empty()) continue;
       const PacketId head = q.front();
       const int o = pool_.get(head).out_port;
-      SwitchOutput& out = outputs_[static_cast<size_t>(o)];
       if (!alloc_.out_free.test(o)) {
         wake = std::min(wake, outputs_.busy[static_cast<size_t>(o)]);
       } else if (is_engine_port(o)) {
@@ -227,9 +231,8 @@ void Switch::request_fifo(Ps& wake) {
           eng_.ask(n, i, v, o);
       } else if (head_fits(o, v, head)) {
         alloc_.requests.set(i, o);
-      } else if (!outputs_.space_waiter[static_cast<size_t>(o)]) {
-        outputs_.space_waiter[static_cast<size_t>(o)] = 1;
-        if (!out.sending.empty()) schedule_out_try(o, out.sending.front().tail_gone);
+      } else {
+        wait_for_space(o);
       }
     }
   });

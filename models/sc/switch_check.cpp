@@ -11,6 +11,19 @@
 namespace fabricsim {
 
 void Switch::check_end_of_run(Ps end) {
+  check_output_counts();
+  check_output_space();
+  check_column_view();
+  if (engine_ && engine_->slots_held() > mc_.originals + engine_->inflight())
+    throw InvariantError("reduction engine holds " + std::to_string(engine_->slots_held()) +
+                         " replication slots but only " +
+                         std::to_string(mc_.originals + engine_->inflight()) +
+                         " multicast writes are in the switch (a slot leaked)");
+  check_input_credits();
+  check_liveness(end);
+}
+
+void Switch::check_output_counts() const {
   for (int o = 0; o < params_.ports; ++o) {
     const SwitchOutput& out = outputs_[static_cast<size_t>(o)];
     std::uint64_t n = 0;
@@ -19,6 +32,9 @@ void Switch::check_end_of_run(Ps end) {
       throw InvariantError(out.tx.link->name() + ": the output counts " + std::to_string(out.queued) +
                            " packets queued, its queues hold " + std::to_string(n));
   }
+}
+
+void Switch::check_output_space() const {
   for (int o = 0; o < params_.ports && params_.queueing != Queueing::kOutput; ++o) {
     const SwitchOutput& out = outputs_[static_cast<size_t>(o)];
     for (int v = 0; v < params_.vcs; ++v) {
@@ -35,6 +51,9 @@ void Switch::check_end_of_run(Ps end) {
             " flits, capacity " + std::to_string(params_.output_buffer_flits));
     }
   }
+}
+
+void Switch::check_column_view() {
   // The smallest heads allocation passes outputs over by must be the queues'
   // (alloc_.col_min_flits and alloc_.stalled).
   for (size_t k = 0; k < alloc_.col_min_flits.size(); ++k) {
@@ -53,11 +72,9 @@ void Switch::check_end_of_run(Ps end) {
                            " flits fits its " + std::to_string(outputs_.space(o, v)) +
                            " free flits or nothing waits");
   }
-  if (engine_ && engine_->slots_held() > mc_.originals + engine_->inflight())
-    throw InvariantError("reduction engine holds " + std::to_string(engine_->slots_held()) +
-                         " replication slots but only " +
-                         std::to_string(mc_.originals + engine_->inflight()) +
-                         " multicast writes are in the switch (a slot leaked)");
+}
+
+void Switch::check_input_credits() {
   // Per input: flits of packets not yet granted plus flits still on the wire
   // must equal the credits the upstream link counts as outstanding (granted
   // packets have had their credit return scheduled).
@@ -77,6 +94,9 @@ void Switch::check_end_of_run(Ps end) {
                            " on the wire, but " + std::to_string(outstanding) +
                            " credits outstanding");
   }
+}
+
+void Switch::check_liveness(Ps end) const {
   // Liveness: waiting packets need a scheduled allocation, unless each is
   // blocked on output-buffer space whose release will call for one.
   if (inputs_.pending_total > 0 && alloc_.tick_at == kNever) {

@@ -100,6 +100,23 @@ void Switch::engine_resource_freed(Ps t) {
   }
 }
 
+// The free inputs waiting for engine port o on VC v: those whose head needs
+// nothing request it; those needing a table entry or a slot ask for a share
+// of the free ones (share_engine), or wait when there is none.
+void Switch::request_engine_port(int v, int o) {
+  const std::size_t k = eng_.slot(v, o);
+  eng_.scratch.assign_and(eng_.need_class[kNeedNone][k], alloc_.free_in);
+  if (eng_.scratch.any()) alloc_.requests.mutable_col(o) |= eng_.scratch;
+  for (Need n : {kNeedTable, kNeedSlot}) {
+    eng_.scratch.assign_and(eng_.need_class[n][k], alloc_.free_in);
+    if (!eng_.scratch.any()) continue;
+    if (engine_->free(n) == 0)
+      eng_.waiter = true;  // what share_engine would conclude
+    else
+      eng_.scratch.for_each([&](int i) { eng_.ask(n, i, v, o); });  // shared out below
+  }
+}
+
 // Heads that need a new table entry (or replication slot) may request the
 // engine only as far as those are free. When they are fewer than the heads,
 // they go one per input, round-robin from a rotating start: taken in port
@@ -108,61 +125,14 @@ void Switch::engine_resource_freed(Ps t) {
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
   EngineShare& sh = eng_.share[n];
   std::size_t free = engine_->free(n);
-  int last = -1;
   bool left_out = false;  // a request got nothing
-  auto give = [&](int i, int o) {
-    --free;
-    alloc_.requests.set(i, o);
-    sh.given[static_cast<size_t>(i)] = o;
-    sh.given_list.push_back(i);
-    last = i;
-    sh.rr = (i + 1) % params_.xports;
-  };
   // Asks in (input, VC, port) order: inputs from sh.rr on, then wrapping
   // around (from the first input when there is enough for every ask), one
   // resource per input.
-  if (sh.by_bits) {
-    // Bit v * engine ports + k of ask_bits[i]: input i's head on VC v asks
-    // for engine port k, so ascending bits are (VC, port) order.
-    std::vector<std::uint64_t>& bits = sh.ask_bits;
-    std::size_t asks = 0;  // counted only as far as "more than `free`"
-    for (int i = sh.askers.find_first(); i != PortSet::kNone && asks <= free;
-         i = sh.askers.find_next(i + 1))
-      asks += static_cast<std::size_t>(__builtin_popcountll(bits[static_cast<size_t>(i)]));
-    const int start = free < asks ? sh.rr : 0;
-    // An input's first ask gets a resource while any is left, its others
-    // nothing; once none is left, neither does anyone after.
-    auto serve = [&](int i) {
-      const std::uint64_t b = bits[static_cast<size_t>(i)];
-      if (free == 0) {
-        left_out = true;
-        return false;
-      }
-      give(i, params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
-      if ((b & (b - 1)) != 0) left_out = true;
-      return true;
-    };
-    bool more = true;
-    for (int i = sh.askers.find_next(start); more && i != PortSet::kNone; i = sh.askers.find_next(i + 1))
-      more = serve(i);
-    for (int i = sh.askers.find_first(); more && i != PortSet::kNone && i < start;
-         i = sh.askers.find_next(i + 1))
-      more = serve(i);
-    sh.askers.for_each([&](int i) { bits[static_cast<size_t>(i)] = 0; });
-    sh.askers.clear();
-  } else {
-    if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
-    const int start = free < sh.wanted.size() ? sh.rr : 0;
-    for (int pass = 0; pass < 2; ++pass)
-      for (const EngineShare::Ask& a : sh.wanted) {
-        if ((pass == 0) != (a.in >= start)) continue;
-        if (free > 0 && a.in != last)
-          give(a.in, a.port);
-        else
-          left_out = true;
-      }
-    sh.wanted.clear();
-  }
+  if (sh.by_bits)
+    share_by_bits(sh, free, left_out);
+  else
+    share_by_list(sh, free, left_out);
   if (left_out) {
     if (engine_->free(n) > 0)
       // Free ones, all promised to other requests this edge: one of those
@@ -171,6 +141,63 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
     else
       eng_.waiter = true;  // woken when a reduction completes or a slot frees
   }
+}
+
+void Switch::give(EngineShare& sh, std::size_t& free, int i, int o) {
+  --free;
+  alloc_.requests.set(i, o);
+  sh.given[static_cast<size_t>(i)] = o;
+  sh.given_list.push_back(i);
+  sh.rr = (i + 1) % params_.xports;
+}
+
+void Switch::share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out) {
+  // Bit v * engine ports + k of ask_bits[i]: input i's head on VC v asks
+  // for engine port k, so ascending bits are (VC, port) order.
+  std::vector<std::uint64_t>& bits = sh.ask_bits;
+  std::size_t asks = 0;  // counted only as far as "more than `free`"
+  for (int i = sh.askers.find_first(); i != PortSet::kNone && asks <= free;
+       i = sh.askers.find_next(i + 1))
+    asks += static_cast<std::size_t>(__builtin_popcountll(bits[static_cast<size_t>(i)]));
+  const int start = free < asks ? sh.rr : 0;
+  // An input's first ask gets a resource while any is left, its others
+  // nothing; once none is left, neither does anyone after.
+  auto serve = [&](int i) {
+    const std::uint64_t b = bits[static_cast<size_t>(i)];
+    if (free == 0) {
+      left_out = true;
+      return false;
+    }
+    give(sh, free, i, params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
+    if ((b & (b - 1)) != 0) left_out = true;
+    return true;
+  };
+  bool more = true;
+  for (int i = sh.askers.find_next(start); more && i != PortSet::kNone;
+       i = sh.askers.find_next(i + 1))
+    more = serve(i);
+  for (int i = sh.askers.find_first(); more && i != PortSet::kNone && i < start;
+       i = sh.askers.find_next(i + 1))
+    more = serve(i);
+  sh.askers.for_each([&](int i) { bits[static_cast<size_t>(i)] = 0; });
+  sh.askers.clear();
+}
+
+void Switch::share_by_list(EngineShare& sh, std::size_t& free, bool& left_out) {
+  if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
+  const int start = free < sh.wanted.size() ? sh.rr : 0;
+  int last = -1;  // the input given something last
+  for (int pass = 0; pass < 2; ++pass)
+    for (const EngineShare::Ask& a : sh.wanted) {
+      if ((pass == 0) != (a.in >= start)) continue;
+      if (free > 0 && a.in != last) {
+        give(sh, free, a.in, a.port);
+        last = a.in;
+      } else {
+        left_out = true;
+      }
+    }
+  sh.wanted.clear();
 }
 
 void Switch::wide_grants(int i, Ps e, Ps& wake) {
@@ -193,15 +220,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
     for (int pass = 0; pass < 2; ++pass) {
       alloc_.scratch.for_each([&](int o) {
         if ((pass == 0) != (o >= start) || alloc_.matched_out.test(o)) return;
-        // The head, or for a lazy copy its original (same size and data).
-        const PacketId parent = head_parent(in, v, o);
-        const PacketQueue& q = inputs_.voq(in, v, o);
-        const Packet& h = pool_.get(q.empty() ? parent : q.front());
-        const bool shared = parent != kNoPacket && parent == in.edge_parent;
-        if (!shared && in.edge_bytes > 0 && in.edge_bytes + engine_->bytes_of(h) > engine_->port_bytes_per_cycle())
-          return;
-        if (is_engine_port(o) ? !head_fits(o, v, voq_head(in, v, o)) : !flits_fit(o, v, h.flits))
-          return;
+        if (!wide_grant_fits(in, v, o)) return;
         alloc_.matched_out.set(o);
         grant(i, o, e, v);
         in.out_ptr = (o + 1) % params_.xports;
@@ -210,6 +229,21 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
     }
   }
   if (granted && in.pending > 0) wake = std::min(wake, inputs_.busy[static_cast<size_t>(i)]);
+}
+
+// The head of (v, o) fits this edge's remaining width of the engine input
+// (copies of an original already sent this edge share its data) and the
+// output's buffer or the engine.
+bool Switch::wide_grant_fits(SwitchInput& in, int v, int o) {
+  // The head, or for a lazy copy its original (same size and data).
+  const PacketId parent = head_parent(in, v, o);
+  const PacketQueue& q = inputs_.voq(in, v, o);
+  const Packet& h = pool_.get(q.empty() ? parent : q.front());
+  const bool shared = parent != kNoPacket && parent == in.edge_parent;
+  if (!shared && in.edge_bytes > 0 &&
+      in.edge_bytes + engine_->bytes_of(h) > engine_->port_bytes_per_cycle())
+    return false;
+  return is_engine_port(o) ? head_fits(o, v, voq_head(in, v, o)) : flits_fit(o, v, h.flits);
 }
 
 }  // namespace fabricsim
