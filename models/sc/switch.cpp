@@ -104,7 +104,13 @@ int Switch::route(int dst, std::uint64_t addr) const {
     if (l >= 0 && l < static_cast<int>(r.size())) o = r[static_cast<size_t>(l)];
   }
   if (!any_down_ || !outputs_[static_cast<size_t>(o)].tx.link->down()) return o;
-  // Its link is down: another route to the destination (same address, same choice).
+  return route_around(dst, addr);
+}
+
+// The chosen link is down: another route to the destination (same address,
+// same choice).
+int Switch::route_around(int dst, std::uint64_t addr) const {
+  const std::vector<int>& r = routes_[static_cast<size_t>(dst)];
   std::vector<int> alive;
   for (int k : r)
     if (!outputs_[static_cast<size_t>(k)].tx.link->down()) alive.push_back(k);
@@ -128,38 +134,41 @@ void Switch::output_down(int o) {
   any_down_ = true;
   // Packets still waiting for allocation toward `o` take another route;
   // those already past the crossbar (its output queue) still cross.
-  for (int i = 0; i < params_.xports; ++i) {
-    SwitchInput& in = inputs_[static_cast<size_t>(i)];
-    // Copies not yet made are made now (rare: a fault), so every queue
-    // holds only packets and moved ones keep their order behind them.
-    for (int k = 0; k < static_cast<int>(in.queues.size()); ++k)
-      while (!in.queues[static_cast<size_t>(k)].lazy.empty())
-        make_lazy_copy(in, k / params_.xports, k % params_.xports);
-    if (params_.queueing == Queueing::kFifo) {
-      for (SwitchInput::Queue& x : in.queues)
-        for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
-          Packet& p = pool_.get(id);
-          if (p.out_port == o) p.out_port = route(p.dst, p.addr);
-        }
-    } else if (params_.queueing == Queueing::kVoq) {
-      for (int v = 0; v < params_.vcs; ++v) {
-        PacketQueue& q = inputs_.voq(in, v, o);
-        if (q.empty()) continue;
-        std::vector<PacketId> moved;
-        while (!q.empty()) moved.push_back(q.pop(pool_));
-        alloc_.col_min_flits[static_cast<size_t>(v * params_.xports + o)] = 0;
-        alloc_.stalled[static_cast<size_t>(v)].reset(o);
-        voq_emptied(i, v, o);
-        for (PacketId id : moved) {
-          Packet& p = pool_.get(id);
-          p.out_port = route(p.dst, p.addr);
-          inputs_.voq(in, v, p.out_port).push(pool_, id);
-          voq_filled(i, v, p.out_port, p.flits);
-        }
+  for (int i = 0; i < params_.xports; ++i) reroute_input(i, o);
+  if (inputs_.pending_total > 0) request_tick(now());
+}
+
+void Switch::reroute_input(int i, int o) {
+  SwitchInput& in = inputs_[static_cast<size_t>(i)];
+  // Copies not yet made are made now (rare: a fault), so every queue
+  // holds only packets and moved ones keep their order behind them.
+  for (int k = 0; k < static_cast<int>(in.queues.size()); ++k)
+    while (!in.queues[static_cast<size_t>(k)].lazy.empty())
+      make_lazy_copy(in, k / params_.xports, k % params_.xports);
+  if (params_.queueing == Queueing::kFifo) {
+    for (SwitchInput::Queue& x : in.queues)
+      for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
+        Packet& p = pool_.get(id);
+        if (p.out_port == o) p.out_port = route(p.dst, p.addr);
       }
+    return;
+  }
+  if (params_.queueing != Queueing::kVoq) return;
+  for (int v = 0; v < params_.vcs; ++v) {
+    PacketQueue& q = inputs_.voq(in, v, o);
+    if (q.empty()) continue;
+    std::vector<PacketId> moved;
+    while (!q.empty()) moved.push_back(q.pop(pool_));
+    alloc_.col_min(v, o) = 0;
+    alloc_.stalled[static_cast<size_t>(v)].reset(o);
+    voq_emptied(i, v, o);
+    for (PacketId id : moved) {
+      Packet& p = pool_.get(id);
+      p.out_port = route(p.dst, p.addr);
+      inputs_.voq(in, v, p.out_port).push(pool_, id);
+      voq_filled(i, v, p.out_port, p.flits);
     }
   }
-  if (inputs_.pending_total > 0) request_tick(now());
 }
 
 }  // namespace fabricsim

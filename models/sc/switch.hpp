@@ -160,7 +160,7 @@ class Switch : public TimedModule, private EngineHost {
   // Input side (switch_input.cpp).
   void arrive(PacketId id, int port);
   // Checks the buffer has room for p (credits honoured), then holds it.
-  void take_into_buffer(SwitchInput& in, int port, const Packet& p, Ps t);
+  inline void take_into_buffer(SwitchInput& in, const Packet& p, Ps t);
   // Queues a routed packet (out_port set) for allocation at input `port`.
   void enqueue_input(int port, PacketId id);
   // A packet of `flits` joined input i's VOQ (vc, o) / the VOQ emptied:
@@ -182,6 +182,10 @@ class Switch : public TimedModule, private EngineHost {
   // Packets of input i waiting for output o (now down) take another route.
   void reroute_input(int i, int o);
 
+  // The steps of the per-packet and per-edge functions below are declared
+  // inline and defined in the file of their only caller: the hot path costs
+  // no more calls than it would written in one piece.
+
   // Allocation (switch_alloc.cpp): on switch clock edges while some input
   // holds a packet.
   void request_tick(Ps t) {
@@ -194,39 +198,39 @@ class Switch : public TimedModule, private EngineHost {
   void allocate(Ps edge);
   // Outputs whose crossbar port is free at edge e into out_free; returns
   // the first time a busy one frees.
-  Ps free_outputs(Ps e);
+  inline Ps free_outputs(Ps e);
   // The request matrix of edge e; lowers `wake` to the earliest time a
   // blocked request could change.
-  void build_requests(Ps e, Ps first_release, Ps& wake);
+  inline void build_requests(Ps e, Ps first_release, Ps& wake);
   // Grants every match in port order; returns the first time a matched
   // output frees.
-  Ps grant_matches(Ps e, Ps& wake);
+  inline Ps grant_matches(Ps e, Ps& wake);
   // Schedules the next allocation after edge e.
-  void schedule_next(Ps e, Ps first_free, Ps wake);
+  inline void schedule_next(Ps e, Ps first_free, Ps wake);
   // The requests of one allocation into requests (free inputs, in free_in,
   // toward outputs free this edge, in out_free); lowers `wake` to the
   // earliest time a blocked one could change (`first_release`: the first busy
   // output to free). VOQs are visited by output (the column view), FIFOs by input.
   void request_voq(Ps first_release, Ps& wake);
-  void request_voq_column(int v, int o);
+  inline void request_voq_column(int v, int o);
   void request_fifo(Ps& wake);
   // An allocation is blocked on output o's buffer space: wake when the next tail leaves.
-  void wait_for_space(int o);
+  inline void wait_for_space(int o);
 
   // Grants (switch_grant.cpp): `out` to `in` (on VC `only_vc` if >= 0).
   // Returns the multicast original whose other copies may fan out in the
   // same traversal, or kNoPacket.
   PacketId grant(int in, int out, Ps edge, int only_vc = -1);
   // The VC of input i the grant serves (round-robin among eligible ones).
-  int granted_vc(SwitchInput& in, int i, int o, int only_vc);
+  inline int granted_vc(SwitchInput& in, int i, int o, int only_vc);
   // Takes the granted packet off its queue; the VOQ's view follows.
-  PacketId take_granted(SwitchInput& in, int i, int vc, int o);
+  inline PacketId take_granted(SwitchInput& in, int i, int vc, int o);
   // When the crossbar input is free again after moving p from edge e.
-  Ps input_busy_until(SwitchInput& in, int i, const Packet& p, Ps e);
-  void grant_to_engine(SwitchInput& in, int i, int o, int vc, PacketId id, Ps e, Ps b);
-  PacketId grant_to_output(SwitchInput& in, int i, int o, int vc, PacketId id, Ps e, Ps b);
+  inline Ps input_busy_until(SwitchInput& in, int i, const Packet& p, Ps e);
+  inline void grant_to_engine(SwitchInput& in, int i, int o, int vc, PacketId id, Ps e, Ps b);
+  inline PacketId grant_to_output(SwitchInput& in, int i, int o, int vc, PacketId id, Ps e, Ps b);
   // A packet left input i's allocation queue.
-  void granted_one(SwitchInput& in, int i, Ps e);
+  inline void granted_one(SwitchInput& in, int i, Ps e);
   // After the allocator: an input granted a multicast copy also sends it to
   // every other free output its sibling copies wait for (one crossbar
   // traversal fans out), and those outputs are taken for this edge.

@@ -28,15 +28,14 @@ void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);
   p.out_port = route(p.dst, p.addr);
   SwitchInput& in = inputs_[static_cast<size_t>(port)];
-  in.occupancy[p.vc] += p.flits;
-  in.total_occ += p.flits;
+  in.hold(p.vc, p.flits);  // it enters without arrive()
   enqueue_input(port, id);
   request_tick(t);
 }
 
 void Switch::set_engine_head(SwitchInput& in, int vc, int out, PacketId head) {
   const int i = inputs_.index_of(in);
-  const auto k = static_cast<size_t>(vc * params_.engine_ports + out - params_.engine_port);
+  const std::size_t k = eng_.slot(vc, out);
   engine_head_gone(i, vc, out);  // the head it replaces, if any
   const Packet& p = pool_.get(head);
   auto& h = in.engine_heads[k];
@@ -47,7 +46,7 @@ void Switch::set_engine_head(SwitchInput& in, int vc, int out, PacketId head) {
 }
 
 void Switch::engine_head_gone(int i, int vc, int out) {
-  const auto k = static_cast<size_t>(vc * params_.engine_ports + out - params_.engine_port);
+  const std::size_t k = eng_.slot(vc, out);
   bool had = false;
   for (auto& c : eng_.need_class) {
     had = had || c[k].test(i);

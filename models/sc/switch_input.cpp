@@ -51,17 +51,7 @@ void Switch::arrive(PacketId id, int port) {
              ? std::string("replicated to group ") + std::to_string(p.group)
              : (has_engine() && p.out_port >= params_.engine_port ? "the reduction engine"
                                                            : "out" + std::to_string(p.out_port))));
-  in.apply_departures(t);
-  int& occ = in.occupancy[p.vc];
-  if (occ + p.flits > params_.in_capacity_per_vc)
-    throw InvariantError(in.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
-                         " (" + std::to_string(occ) + " + " + std::to_string(p.flits) + " > " +
-                         std::to_string(params_.in_capacity_per_vc) +
-                         " flits): credits were not honoured");
-  occ += p.flits;
-  in.total_occ += p.flits;
-  if (wave_) wave_->add(in.w_occupancy, t, p.flits);
-  if (window_.contains(t)) in.max_occ = std::max(in.max_occ, in.total_occ);
+  take_into_buffer(in, p, t);
   if (multicast) {
     replicate(id, port, t);
     return;
@@ -75,6 +65,19 @@ void Switch::arrive(PacketId id, int port) {
   }
   enqueue_input(port, id);
   request_tick(t);
+}
+
+void Switch::take_into_buffer(SwitchInput& in, const Packet& p, Ps t) {
+  in.apply_departures(t);
+  const int occ = in.occupancy[p.vc];
+  if (occ + p.flits > params_.in_capacity_per_vc)
+    throw InvariantError(in.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
+                         " (" + std::to_string(occ) + " + " + std::to_string(p.flits) + " > " +
+                         std::to_string(params_.in_capacity_per_vc) +
+                         " flits): credits were not honoured");
+  in.hold(p.vc, p.flits);
+  if (wave_) wave_->add(in.w_occupancy, t, p.flits);
+  if (window_.contains(t)) in.max_occ = std::max(in.max_occ, in.total_occ);
 }
 
 void Switch::enqueue_input(int port, PacketId id) {
@@ -97,7 +100,7 @@ void Switch::enqueue_input(int port, PacketId id) {
 
 void Switch::voq_filled(int i, int vc, int o, int flits) {
   inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].set(o);
-  PortSet& c = alloc_.col[static_cast<size_t>(vc * params_.xports + o)];
+  PortSet& c = alloc_.column(vc, o);
   // Pushed at the back: it is the head only if the queue was empty.
   if (!c.test(i)) alloc_.head_joined(vc, o, flits);
   c.set(i);
@@ -106,7 +109,7 @@ void Switch::voq_filled(int i, int vc, int o, int flits) {
 
 int Switch::least_head_flits(int vc, int o) {
   int least = 0;
-  alloc_.col[static_cast<size_t>(vc * params_.xports + o)].for_each([&](int i) {
+  alloc_.column(vc, o).for_each([&](int i) {
     const int f = inputs_.head_flits(inputs_[static_cast<size_t>(i)], vc, o);
     least = least == 0 ? f : std::min(least, f);
   });
@@ -114,7 +117,7 @@ int Switch::least_head_flits(int vc, int o) {
 }
 
 int Switch::col_min_flits(int vc, int o) {
-  int& m = alloc_.col_min_flits[static_cast<size_t>(vc * params_.xports + o)];
+  int& m = alloc_.col_min(vc, o);
   if (m == 0) m = least_head_flits(vc, o);
   return m;
 }
@@ -122,7 +125,7 @@ int Switch::col_min_flits(int vc, int o) {
 void Switch::voq_emptied(int i, int vc, int o) {
   if (is_engine_port(o)) engine_head_gone(i, vc, o);
   inputs_[static_cast<size_t>(i)].nonempty[static_cast<size_t>(vc)].reset(o);
-  PortSet& c = alloc_.col[static_cast<size_t>(vc * params_.xports + o)];
+  PortSet& c = alloc_.column(vc, o);
   c.reset(i);
   if (!c.any()) alloc_.requested[static_cast<size_t>(vc)].reset(o);
 }

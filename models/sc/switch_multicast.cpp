@@ -22,8 +22,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   const std::vector<int>& members = mc_.groups[original.group];
   pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
   if (is_engine_port(port)) {  // results enter without arrive(): count them here
-    in.occupancy[original.vc] += original.flits;
-    in.total_occ += original.flits;
+    in.hold(original.vc, original.flits);
   }
   ++mc_.originals;
   in.mc_held_flits += original.flits;
