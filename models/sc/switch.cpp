@@ -1,5 +1,6 @@
 #include "models/sc/switch.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -125,9 +126,9 @@ int Switch::route_around(int dst, std::uint64_t addr) const {
 }
 
 bool Switch::can_reach(int dst) const {
-  for (int k : routes_[static_cast<size_t>(dst)])
-    if (!outputs_[static_cast<size_t>(k)].tx.link->down()) return true;
-  return false;
+  const std::vector<int>& r = routes_[static_cast<size_t>(dst)];
+  return std::any_of(r.begin(), r.end(),
+                     [&](int k) { return !outputs_[static_cast<size_t>(k)].tx.link->down(); });
 }
 
 void Switch::output_down(int o) {
@@ -149,7 +150,7 @@ void Switch::reroute_input(int i, int o) {
     for (SwitchInput::Queue& x : in.queues)
       for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next) {
         Packet& p = pool_.get(id);
-        if (p.out_port == o) p.out_port = route(p.dst, p.addr);
+        if (p.out_port == o) p.out_port = static_cast<std::int16_t>(route(p.dst, p.addr));
       }
     return;
   }
@@ -164,7 +165,7 @@ void Switch::reroute_input(int i, int o) {
     voq_emptied(i, v, o);
     for (PacketId id : moved) {
       Packet& p = pool_.get(id);
-      p.out_port = route(p.dst, p.addr);
+      p.out_port = static_cast<std::int16_t>(route(p.dst, p.addr));
       inputs_.voq(in, v, p.out_port).push(pool_, id);
       voq_filled(i, v, p.out_port, p.flits);
     }

@@ -19,8 +19,12 @@ struct SwitchAlloc {
   SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a);
 
   // voq: the fewest flits of any head waiting for o on vc, if known (0: not).
-  int& col_min(int vc, int o) { return col_min_flits[static_cast<std::size_t>(vc * xports + o)]; }
-  PortSet& column(int vc, int o) { return col[static_cast<std::size_t>(vc * xports + o)]; }
+  int& col_min(int vc, int o) { return col_min_flits[index(vc, o)]; }
+  PortSet& column(int vc, int o) { return col[index(vc, o)]; }
+  std::size_t index(int vc, int o) const {
+    const int k = vc * xports + o;
+    return static_cast<std::size_t>(k);
+  }
   // A head of `flits` joined / left the column (vc, o): the known minimum
   // follows, or is forgotten when the smallest may have left.
   void head_joined(int vc, int o, int flits) {

@@ -26,7 +26,7 @@ EngineAccess::EngineAccess(const SwitchParams& p)
 
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);
-  p.out_port = route(p.dst, p.addr);
+  p.out_port = static_cast<std::int16_t>(route(p.dst, p.addr));
   SwitchInput& in = inputs_[static_cast<size_t>(port)];
   in.hold(p.vc, p.flits);  // it enters without arrive()
   enqueue_input(port, id);

@@ -33,7 +33,7 @@ int Switch::granted_vc(SwitchInput& in, int i, int o, int only_vc) {
     const int v = only_vc >= 0 ? only_vc : (in.vc_ptr + k) % params_.vcs;
     const bool fifo = params_.queueing == Queueing::kFifo;
     const PacketQueue& q = fifo ? in.queues[static_cast<size_t>(v)].q : inputs_.voq(in, v, o);
-    int flits;
+    int flits = 0;
     if (fifo) {
       if (q.empty() || pool_.get(q.front()).out_port != o) continue;
       flits = pool_.get(q.front()).flits;

@@ -37,13 +37,13 @@ void Switch::arrive(PacketId id, int port) {
   if (to_engine(p.kind) || (p.kind == PacketKind::kMcStore && params_.mc_via_engine)) {
     if (!has_engine())
       throw InvariantError("a reduction request reached a switch without an engine");
-    p.out_port = engine_->port_for(p.addr);
+    p.out_port = static_cast<std::int16_t>(engine_->port_for(p.addr));
   } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
         routes_[static_cast<size_t>(p.dst)].empty())
       throw InvariantError("packet " + std::to_string(p.serial) + " has no route to endpoint " +
                            std::to_string(p.dst));
-    p.out_port = route(p.dst, p.addr);
+    p.out_port = static_cast<std::int16_t>(route(p.dst, p.addr));
   }
   if (log_.packet(p))
     log("in" + std::to_string(port) + " takes " + describe(p) + " -> " +

@@ -97,10 +97,14 @@ struct SwitchInputs {
 
   // voq: the queue of (vc, out), its copies not made yet, both empty.
   PacketQueue& voq(SwitchInput& in, int vc, int out) const {
-    return in.queues[static_cast<std::size_t>(vc * xports + out)].q;
+    return in.queues[index(vc, out)].q;
   }
   Ring<LazyCopy>& lazy(SwitchInput& in, int vc, int out) const {
-    return in.queues[static_cast<std::size_t>(vc * xports + out)].lazy;
+    return in.queues[index(vc, out)].lazy;
+  }
+  std::size_t index(int vc, int out) const {
+    const int k = vc * xports + out;
+    return static_cast<std::size_t>(k);
   }
   bool voq_empty(SwitchInput& in, int vc, int out) const {
     return voq(in, vc, out).empty() && lazy(in, vc, out).empty();

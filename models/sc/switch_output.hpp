@@ -40,8 +40,12 @@ struct SwitchOutputs {
   SwitchOutput& operator[](std::size_t o) { return port[o]; }
   const SwitchOutput& operator[](std::size_t o) const { return port[o]; }
   // Free output-buffer flits of output o's VC.
-  int& space(int o, int vc) { return free_flits[static_cast<std::size_t>(o * vcs + vc)]; }
-  int space(int o, int vc) const { return free_flits[static_cast<std::size_t>(o * vcs + vc)]; }
+  int& space(int o, int vc) { return free_flits[index(o, vc)]; }
+  int space(int o, int vc) const { return free_flits[index(o, vc)]; }
+  std::size_t index(int o, int vc) const {
+    const int k = o * vcs + vc;
+    return static_cast<std::size_t>(k);
+  }
 
   int vcs;
   std::vector<SwitchOutput> port;  // [output]
