@@ -56,8 +56,9 @@ class Switch : public TimedModule, private EngineHost {
   // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
   // `has_engine`: a reduction engine sits on this switch's crossbar.
   Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-         bool has_engine, PacketPool& pool, Window window, int ports, std::vector<std::vector<int>> routes,
-         PayloadPool* payloads = nullptr, std::unique_ptr<AluBackend> alu = nullptr);
+         bool has_engine, PacketPool& pool, Window window, int ports,
+         std::vector<std::vector<int>> routes, PayloadPool* payloads = nullptr,
+         std::unique_ptr<AluBackend> alu = nullptr);
   // The engine's arithmetic (switches with an engine only).
   const AluBackend& alu() const;
 
@@ -143,7 +144,7 @@ class Switch : public TimedModule, private EngineHost {
   double mean_input_occupancy(int port) const;  // flits, time-averaged
   int max_input_occupancy(int port) const { return inputs_[static_cast<size_t>(port)].max_occ; }
   std::uint64_t allocation_cycles() const { return alloc_.cycles; }  // in the window
-  std::uint64_t grants() const { return alloc_.grants; }                   // in the window
+  std::uint64_t grants() const { return alloc_.grants; }             // in the window
 
  protected:
   void handle(const Item& item) override;
@@ -190,7 +191,8 @@ class Switch : public TimedModule, private EngineHost {
   // holds a packet.
   void request_tick(Ps t) {
     Ps e = edge_at_or_after(t, params_.cycle_ps);
-    if (alloc_.last_alloc != kNever && e <= alloc_.last_alloc) e = alloc_.last_alloc + params_.cycle_ps;
+    if (alloc_.last_alloc != kNever && e <= alloc_.last_alloc)
+      e = alloc_.last_alloc + params_.cycle_ps;
     if (alloc_.tick_at != kNever && alloc_.tick_at <= e) return;
     alloc_.tick_at = e;
     schedule(e, kItemTick);
@@ -285,6 +287,8 @@ class Switch : public TimedModule, private EngineHost {
   // free outputs (each then streams at link rate) while their data fits.
   void wide_grants(int i, Ps e, Ps& wake);
   bool wide_grant_fits(SwitchInput& in, int v, int o);
+  // Output o can take head `id` on vc: its buffer has room for the whole
+  // packet (cut-through), or for an engine port, the engine can take it.
   bool head_fits(int o, int vc, PacketId id) const {
     if (params_.is_engine_port(o)) return engine_->can_take(pool_.get(id));
     return outputs_.space(o, vc) >= pool_.get(id).flits;

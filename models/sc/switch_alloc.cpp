@@ -14,9 +14,9 @@ namespace fabricsim {
 SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a)
     : xports(p.xports),
       allocator(std::move(a)),
-      requests(p.xports, p.xports,
-               p.queueing == Queueing::kVoq ? RequestMatrix::Major::kCols
-                                            : RequestMatrix::Major::kRows),
+      requests(
+          p.xports, p.xports,
+          p.queueing == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
       match(p.xports, p.xports),
       out_free(p.xports),
       scratch(p.xports),

@@ -42,9 +42,9 @@ struct SwitchAlloc {
   std::unique_ptr<Allocator> allocator;
   RequestMatrix requests;
   Matching match;
-  PortSet out_free;     // scratch: outputs whose crossbar port is free this edge
-  PortSet scratch;      // scratch: a set being worked on
-  PortSet matched_out;  // scratch: outputs matched this edge
+  PortSet out_free;               // scratch: outputs whose crossbar port is free this edge
+  PortSet scratch;                // scratch: a set being worked on
+  PortSet matched_out;            // scratch: outputs matched this edge
   std::vector<PortSet> fits_any;  // [vc] link outputs whose buffer takes a largest packet
   PortSet busy_out;               // outputs whose crossbar port may be busy (busy[] set)
   // voq: the column view of the inputs' `nonempty` sets. col[vc * xports + o]:
@@ -71,9 +71,9 @@ struct SwitchAlloc {
   std::vector<int> granted_order;  // scratch: matched inputs in port order
   std::vector<Ps> xfer_ps;         // crossbar transfer time by packet length
 
-  Ps tick_at = kNever;     // the allocation scheduled, if any
-  Ps last_alloc = kNever;  // the last edge allocated
-  bool due = false;        // an allocation runs after this time's items
+  Ps tick_at = kNever;       // the allocation scheduled, if any
+  Ps last_alloc = kNever;    // the last edge allocated
+  bool due = false;          // an allocation runs after this time's items
   std::uint64_t cycles = 0;  // allocations in the window
   std::uint64_t grants = 0;  // grants in the window
 };

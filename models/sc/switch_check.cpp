@@ -29,8 +29,9 @@ void Switch::check_output_counts() const {
     std::uint64_t n = 0;
     for (const PacketQueue& q : out.queues) n += q.size();
     if (n != out.queued)
-      throw InvariantError(out.tx.link->name() + ": the output counts " + std::to_string(out.queued) +
-                           " packets queued, its queues hold " + std::to_string(n));
+      throw InvariantError(out.tx.link->name() + ": the output counts " +
+                           std::to_string(out.queued) + " packets queued, its queues hold " +
+                           std::to_string(n));
   }
 }
 
@@ -66,7 +67,8 @@ void Switch::check_column_view() {
                            std::to_string(least));
     // An output passed over must still be one where no waiting head fits.
     if (alloc_.stalled[static_cast<size_t>(v)].test(o) &&
-        (least == 0 || least <= outputs_.space(o, v) || !outputs_.space_waiter[static_cast<size_t>(o)]))
+        (least == 0 || least <= outputs_.space(o, v) ||
+         !outputs_.space_waiter[static_cast<size_t>(o)]))
       throw InvariantError("vc" + std::to_string(v) + " -> out" + std::to_string(o) +
                            ": passed over by allocation, but a head of " + std::to_string(least) +
                            " flits fits its " + std::to_string(outputs_.space(o, v)) +
@@ -106,7 +108,8 @@ void Switch::check_liveness(Ps end) const {
         const PacketQueue& q = in.queues[k].q;
         const bool lazy_only = q.empty() && !in.queues[k].lazy.empty();
         if (q.empty() && !lazy_only) continue;
-        const int o = lazy_only ? static_cast<int>(k) % params_.xports : pool_.get(q.front()).out_port;
+        const int o =
+            lazy_only ? static_cast<int>(k) % params_.xports : pool_.get(q.front()).out_port;
         if (is_engine_port(o) ? !eng_.waiter : !outputs_.space_waiter[static_cast<size_t>(o)])
           throw InvariantError("input " + std::to_string(i) + " holds a packet for output " +
                                std::to_string(o) +
@@ -157,7 +160,8 @@ void Switch::diagnose(Stuck& out) const {
       const SwitchOutput& ot = outputs_[static_cast<size_t>(o)];
       if (in.link && ot.tx.link) out.waits.emplace_back(in.link, ot.tx.link);
       std::string space;
-      for (int v = 0; v < params_.vcs; ++v) space += (v ? "/" : "") + std::to_string(outputs_.space(o, v));
+      for (int v = 0; v < params_.vcs; ++v)
+        space += (v ? "/" : "") + std::to_string(outputs_.space(o, v));
       outs += " (output buffer free " + space + " flits per VC)";
     }
     out.lines.push_back(base + ".in" + std::to_string(i) +

@@ -23,7 +23,6 @@ EngineAccess::EngineAccess(const SwitchParams& p)
   scratch = PortSet(p.xports);
 }
 
-
 void Switch::inject_from_engine(PacketId id, int port, Ps t) {
   Packet& p = pool_.get(id);
   p.out_port = static_cast<std::int16_t>(route(p.dst, p.addr));
@@ -55,7 +54,8 @@ void Switch::engine_head_gone(int i, int vc, int out) {
   const auto& h = inputs_[static_cast<size_t>(i)].engine_heads[k];
   if (!had || !ReductionEngine::need_follows_table(h.first)) return;
   auto it = eng_.heads_by_key.find(h.second);
-  if (it == eng_.heads_by_key.end()) throw InvariantError("switch: engine head missing from its key");
+  if (it == eng_.heads_by_key.end())
+    throw InvariantError("switch: engine head missing from its key");
   std::vector<int>& v = it->second;
   const int code = static_cast<int>(k) * params_.xports + i;
   for (std::size_t j = 0; j < v.size(); ++j)
@@ -78,7 +78,9 @@ void Switch::table_changed(std::uint64_t key, bool made) {
   }
 }
 
-void Switch::trace_folds(FoldSink& sink) { engine_->trace_folds(sink, name()); }
+void Switch::trace_folds(FoldSink& sink) {
+  engine_->trace_folds(sink, name());
+}
 
 const AluBackend& Switch::alu() const {
   if (!engine_) throw InvariantError(std::string(name()) + " has no reduction engine (no ALU)");

@@ -77,8 +77,8 @@ struct EngineAccess {
   // Heads whose need depends on the table, by key: (vc * engine ports + k) * xports + input.
   std::unordered_map<std::uint64_t, std::vector<int>> heads_by_key;
   PortSet scratch;
-  bool waiter = false;     // an allocation is blocked on a full table
-  EngineShare share[2];    // per pool (kNeedTable, kNeedSlot)
+  bool waiter = false;   // an allocation is blocked on a full table
+  EngineShare share[2];  // per pool (kNeedTable, kNeedSlot)
 };
 
 }  // namespace fabricsim

@@ -47,10 +47,10 @@ void Switch::arrive(PacketId id, int port) {
   }
   if (log_.packet(p))
     log("in" + std::to_string(port) + " takes " + describe(p) + " -> " +
-        (multicast
-             ? std::string("replicated to group ") + std::to_string(p.group)
-             : (has_engine() && p.out_port >= params_.engine_port ? "the reduction engine"
-                                                           : "out" + std::to_string(p.out_port))));
+        (multicast ? std::string("replicated to group ") + std::to_string(p.group)
+                   : (has_engine() && p.out_port >= params_.engine_port
+                          ? "the reduction engine"
+                          : "out" + std::to_string(p.out_port))));
   take_into_buffer(in, p, t);
   if (multicast) {
     replicate(id, port, t);

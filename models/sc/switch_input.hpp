@@ -96,9 +96,7 @@ struct SwitchInputs {
   int index_of(const SwitchInput& in) const { return static_cast<int>(&in - port.data()); }
 
   // voq: the queue of (vc, out), its copies not made yet, both empty.
-  PacketQueue& voq(SwitchInput& in, int vc, int out) const {
-    return in.queues[index(vc, out)].q;
-  }
+  PacketQueue& voq(SwitchInput& in, int vc, int out) const { return in.queues[index(vc, out)].q; }
   Ring<LazyCopy>& lazy(SwitchInput& in, int vc, int out) const {
     return in.queues[index(vc, out)].lazy;
   }

@@ -133,7 +133,8 @@ void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
       alloc_.matched_out.set(o);
       grant(i, o, e, v);
       // One traversal: the input stays busy as long as the first copy's.
-      inputs_.busy[static_cast<size_t>(i)] = std::max(inputs_.busy[static_cast<size_t>(i)], busy_until);
+      inputs_.busy[static_cast<size_t>(i)] =
+          std::max(inputs_.busy[static_cast<size_t>(i)], busy_until);
     });
   }
 }

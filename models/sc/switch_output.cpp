@@ -38,7 +38,8 @@ void Switch::release_space(int o, Ps t) {
     update_fits(o, vc);
     released = true;
   }
-  outputs_.gone[static_cast<size_t>(o)] = out.sending.empty() ? kNever : out.sending.front().tail_gone;
+  outputs_.gone[static_cast<size_t>(o)] =
+      out.sending.empty() ? kNever : out.sending.front().tail_gone;
   if (released)  // space, and the waiter cleared below: look at o again on every VC
     for (PortSet& st : alloc_.stalled) st.reset(o);
   if (out.sending.empty()) outputs_.with_sending.reset(o);
@@ -76,7 +77,8 @@ void Switch::transmit(int o, PacketId id, Ps start) {
   }
   // Wake when the tail has gone only if someone needs that moment: the next
   // queued packet, or an allocation waiting for this buffer space.
-  if (!out.nothing_queued() || outputs_.space_waiter[static_cast<size_t>(o)]) schedule_out_try(o, gone);
+  if (!out.nothing_queued() || outputs_.space_waiter[static_cast<size_t>(o)])
+    schedule_out_try(o, gone);
 }
 
 void Switch::schedule_out_try(int o, Ps t) {

@@ -22,9 +22,9 @@ struct Sending {
 };
 
 struct SwitchOutput {
-  Transmitter tx;            // its link and the VC served next
-  std::uint32_t queued = 0;  // packets in `queues`: an idle output is told without them
-  Ps try_at = kNever;        // the out_try scheduled, if any
+  Transmitter tx;                   // its link and the VC served next
+  std::uint32_t queued = 0;         // packets in `queues`: an idle output is told without them
+  Ps try_at = kNever;               // the out_try scheduled, if any
   Ring<Sending> sending;            // on the link, space not yet released
   std::vector<PacketQueue> queues;  // [vc] waiting for the link
 

@@ -17,9 +17,9 @@ struct SwitchParams {
   int xports = 0;        // crossbar ports: link ports (+ the engine's)
   int vcs = 0;
   Queueing queueing = Queueing::kVoq;
-  int in_capacity_per_vc = 0;   // input-buffer flits per VC
-  int output_buffer_flits = 0;  // per output and VC
-  int max_flits = 0;            // the largest packet
+  int in_capacity_per_vc = 0;      // input-buffer flits per VC
+  int output_buffer_flits = 0;     // per output and VC
+  int max_flits = 0;               // the largest packet
   std::uint64_t stripe_bytes = 0;  // address bytes per route choice (parallel links)
   Ps flit_ps = 0;                  // a flit on a link at its nominal rate
   Ps cycle_ps = 0;                 // switch clock period (allocation edges)
