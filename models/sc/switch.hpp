@@ -98,9 +98,11 @@ class Switch : public TimedModule, private EngineHost {
   std::uint64_t packets_in_outputs() const { return outputs_.queued_total; }
   // Multicast copies waiting as references to their originals (counted in
   // packets_in_inputs(), not yet packets of the pool).
-  std::uint64_t copies_unmade() const;
+  std::uint64_t copies_unmade() const { return inputs_.copies_unmade(); }
   // Flits of packets at input `port` that have not been granted yet.
-  std::int64_t queued_input_flits(int port) const;
+  std::int64_t queued_input_flits(int port) const {
+    return inputs_[static_cast<size_t>(port)].queued_flits(pool_);
+  }
   // Flits of `vc` held in input `port`'s buffer at time t (>= last event).
   int input_occupancy(int port, int vc, Ps t);
 

@@ -152,13 +152,19 @@ int Switch::input_occupancy(int port, int vc, Ps t) {
   return in.occupancy[static_cast<size_t>(vc)];
 }
 
-std::int64_t Switch::queued_input_flits(int port) const {
+std::int64_t SwitchInput::queued_flits(const PacketPool& pool) const {
   // Multicast copies hold no buffer of their own: their original does.
-  const SwitchInput& in = inputs_[static_cast<size_t>(port)];
-  std::int64_t n = in.mc_held_flits;
-  for (const SwitchInput::Queue& x : in.queues)
-    for (PacketId id = x.q.front(); id != kNoPacket; id = pool_.get(id).next)
-      if (pool_.get(id).parent == kNoPacket) n += pool_.get(id).flits;
+  std::int64_t n = mc_held_flits;
+  for (const Queue& x : queues)
+    for (PacketId id = x.q.front(); id != kNoPacket; id = pool.get(id).next)
+      if (pool.get(id).parent == kNoPacket) n += pool.get(id).flits;
+  return n;
+}
+
+std::uint64_t SwitchInputs::copies_unmade() const {
+  std::uint64_t n = 0;
+  for (const SwitchInput& in : port)
+    for (const SwitchInput::Queue& x : in.queues) n += x.lazy.size();
   return n;
 }
 

@@ -74,6 +74,9 @@ struct SwitchInput {
       departures.pop_front();
     }
   }
+  // Flits of the packets queued here that have not been granted yet, and
+  // of the multicast originals held for their copies.
+  std::int64_t queued_flits(const PacketPool& pool) const;
   // A packet of `flits` on `vc` entered the buffer.
   void hold(int vc, int flits) {
     occupancy[static_cast<std::size_t>(vc)] += flits;
@@ -94,6 +97,8 @@ struct SwitchInputs {
   std::vector<SwitchInput>::const_iterator begin() const { return port.begin(); }
   std::vector<SwitchInput>::const_iterator end() const { return port.end(); }
   int index_of(const SwitchInput& in) const { return static_cast<int>(&in - port.data()); }
+  // Multicast copies waiting as references to their originals, all inputs.
+  std::uint64_t copies_unmade() const;
 
   // voq: the queue of (vc, out), its copies not made yet, both empty.
   PacketQueue& voq(SwitchInput& in, int vc, int out) const { return in.queues[index(vc, out)].q; }

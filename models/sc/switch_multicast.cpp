@@ -86,13 +86,6 @@ PacketId Switch::take_head(SwitchInput& in, int vc, int out) {
   return q.empty() ? take_lazy_copy(in, vc, out) : q.pop(pool_);
 }
 
-std::uint64_t Switch::copies_unmade() const {
-  std::uint64_t n = 0;
-  for (const SwitchInput& in : inputs_)
-    for (const SwitchInput::Queue& x : in.queues) n += x.lazy.size();
-  return n;
-}
-
 PacketId Switch::voq_head(SwitchInput& in, int vc, int out) {
   PacketQueue& q = inputs_.voq(in, vc, out);
   if (q.empty() && !inputs_.lazy(in, vc, out).empty()) make_lazy_copy(in, vc, out);
