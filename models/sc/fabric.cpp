@@ -62,12 +62,13 @@ Fabric::Fabric(const sc_core::sc_module_name& name, const Config& cfg, const Alu
   const Ps so_lat = scaled_out ? ns_to_ps(tier_cfg_.link.latency_ns) : 0;
   const int so_credits = scaled_out ? static_cast<int>(tier_cfg_.sw.input_buffer_flits / vcs) : 0;
   auto tier = [&](int sw) { return topo_.switch_tier[static_cast<size_t>(sw)]; };
-  for (int s = 0; s < topo_.switches; ++s)
-    switches_.push_back(std::make_unique<Switch>(("sw" + std::to_string(s)).c_str(), scheduler_,
-                                                 tier(s) > 0 ? tier_cfg_ : cfg_, pool_, window_,
-                                                 topo_.ports_of_switch(s),
-                                                 topo_.routes[static_cast<size_t>(s)], &payloads_,
-                                                 rtl ? rtl_alu() : nullptr));
+  for (int s = 0; s < topo_.switches; ++s) {
+    const Config& sw_cfg = tier(s) > 0 ? tier_cfg_ : cfg_;
+    switches_.push_back(std::make_unique<Switch>(
+        ("sw" + std::to_string(s)).c_str(), scheduler_, sw_cfg, uses_reduction_engine(sw_cfg),
+        pool_, window_, topo_.ports_of_switch(s), topo_.routes[static_cast<size_t>(s)],
+        &payloads_, rtl ? rtl_alu() : nullptr));
+  }
   // Endpoints: synthetic sources/sinks, or GPUs running collectives.
   std::vector<TimedModule*> ep_modules;
   if (cfg_.workload.kind == WorkloadKind::kCollective) {

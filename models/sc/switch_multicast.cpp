@@ -11,44 +11,43 @@
 namespace fabricsim {
 
 void Switch::replicate(PacketId id, int port, Ps t) {
-  Input& in = inputs_[static_cast<size_t>(port)];
+  SwitchInput& in = inputs_[static_cast<size_t>(port)];
   const Packet original = pool_.get(id);  // a copy: alloc() below may move the pool
-  if (original.group >= groups_.size() || groups_[original.group].empty())
+  if (original.group >= mc_.groups.size() || mc_.groups[original.group].empty())
     throw InvariantError("multicast packet " + std::to_string(original.serial) + " names group " +
                          std::to_string(original.group) +
                          ", which is not in this switch's group table");
   if (original.payload != kNoPayload && payloads_ == nullptr)
     throw InvariantError("multicast data without a payload pool");
-  const std::vector<int>& members = groups_[original.group];
+  const std::vector<int>& members = mc_.groups[original.group];
   pool_.get(id).copies_left = static_cast<std::uint16_t>(members.size());
   if (is_engine_port(port)) {  // results enter without arrive(): count them here
-    in.occupancy[original.vc] += original.flits;
-    in.total_occ += original.flits;
+    in.hold(original.vc, original.flits);
   }
-  ++mc_originals_;
+  ++mc_.originals;
   in.mc_held_flits += original.flits;
-  const Ps ready = edge_at_or_after(t, cycle_ps_) + pipeline_ps_;
+  const Ps ready = edge_at_or_after(t, params_.cycle_ps) + params_.pipeline_ps;
   std::uint64_t serial = pool_.reserve_serials(members.size());
   for (int m : members) {
     const std::vector<int>& r = routes_[static_cast<size_t>(m)];
     if (r.empty()) throw InvariantError("multicast member " + std::to_string(m) + " has no route");
     const int out = route(m, original.addr);
-    ++copies_made_;
-    if (queueing_ == Queueing::kVoq) {  // made when it leaves (LazyCopy)
-      lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++, original.flits});
+    ++mc_.copies_made;
+    if (params_.queueing == Queueing::kVoq) {  // made when it leaves (LazyCopy)
+      inputs_.lazy(in, original.vc, out).push_back(LazyCopy{id, m, serial++, original.flits});
       ++in.pending;
-      ++pending_total_;
-      active_.set(port);
+      ++inputs_.pending_total;
+      inputs_.active.set(port);
       voq_filled(port, original.vc, out, original.flits);
       continue;
     }
     const PacketId c = make_copy(id, m, out, serial++);
-    if (queueing_ == Queueing::kOutput)
+    if (params_.queueing == Queueing::kOutput)
       enqueue_output(out, c, ready);
     else
       enqueue_input(port, c);
   }
-  if (queueing_ == Queueing::kOutput) {
+  if (params_.queueing == Queueing::kOutput) {
     // Ideal output queueing: every copy is in its output queue at once.
     retire_original(port, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
     return;
@@ -71,54 +70,42 @@ PacketId Switch::make_copy(PacketId original_id, int member, int out, std::uint6
   return c;
 }
 
-void Switch::make_lazy_copy(Input& in, int vc, int out) {
-  voq(in, vc, out).push(pool_, take_lazy_copy(in, vc, out));
+void Switch::make_lazy_copy(SwitchInput& in, int vc, int out) {
+  inputs_.voq(in, vc, out).push(pool_, take_lazy_copy(in, vc, out));
 }
 
-PacketId Switch::take_lazy_copy(Input& in, int vc, int out) {
-  Ring<LazyCopy>& l = lazy(in, vc, out);
+PacketId Switch::take_lazy_copy(SwitchInput& in, int vc, int out) {
+  Ring<LazyCopy>& l = inputs_.lazy(in, vc, out);
   const LazyCopy lc = l.front();
   l.pop_front();
   return make_copy(lc.original, lc.member, out, lc.serial);
 }
 
-PacketId Switch::take_head(Input& in, int vc, int out) {
-  PacketQueue& q = voq(in, vc, out);
+PacketId Switch::take_head(SwitchInput& in, int vc, int out) {
+  PacketQueue& q = inputs_.voq(in, vc, out);
   return q.empty() ? take_lazy_copy(in, vc, out) : q.pop(pool_);
 }
 
-std::uint64_t Switch::copies_unmade() const {
-  std::uint64_t n = 0;
-  for (const Input& in : inputs_)
-    for (const Input::Queue& x : in.queues) n += x.lazy.size();
-  return n;
-}
-
-PacketId Switch::voq_head(Input& in, int vc, int out) {
-  PacketQueue& q = voq(in, vc, out);
-  if (q.empty() && !lazy(in, vc, out).empty()) make_lazy_copy(in, vc, out);
+PacketId Switch::voq_head(SwitchInput& in, int vc, int out) {
+  PacketQueue& q = inputs_.voq(in, vc, out);
+  if (q.empty() && !inputs_.lazy(in, vc, out).empty()) make_lazy_copy(in, vc, out);
   return q.front();
 }
 
-int Switch::head_flits(Input& in, int vc, int out) {
-  const PacketQueue& q = voq(in, vc, out);
-  return q.empty() ? lazy(in, vc, out).front().flits : q.front_flits();
-}
-
-PacketId Switch::head_parent(Input& in, int vc, int out) {
-  const PacketQueue& q = voq(in, vc, out);
-  return q.empty() ? lazy(in, vc, out).front().original : pool_.get(q.front()).parent;
+PacketId Switch::head_parent(SwitchInput& in, int vc, int out) {
+  const PacketQueue& q = inputs_.voq(in, vc, out);
+  return q.empty() ? inputs_.lazy(in, vc, out).front().original : pool_.get(q.front()).parent;
 }
 
 // The last copy of a multicast original has left the input (at t_out): its
 // flits leave the buffer and their credits go upstream.
 void Switch::retire_original(int port, PacketId id, Ps t_out) {
-  Input& in = inputs_[static_cast<size_t>(port)];
+  SwitchInput& in = inputs_[static_cast<size_t>(port)];
   const Packet& o = pool_.get(id);
   leave_input(in, o.vc, o.flits, o.t_head, t_out);
   in.mc_held_flits -= o.flits;
-  --mc_originals_;
-  ++originals_retired_;
+  --mc_.originals;
+  ++mc_.originals_retired;
   // A write passing through the engine: its slot frees once every copy has
   // been granted (nothing more reads the data).
   if (o.engine_slot) engine_->release_slot(now());
@@ -127,19 +114,20 @@ void Switch::retire_original(int port, PacketId id, Ps t_out) {
 }
 
 void Switch::fan_out(int i, PacketId parent, Ps e, Ps busy_until) {
-  Input& in = inputs_[static_cast<size_t>(i)];
-  for (int v = 0; v < vcs_; ++v) {
-    if (queueing_ != Queueing::kVoq) break;  // FIFO: copies leave one per edge
-    scratch_.assign_andnot(in.nonempty[static_cast<size_t>(v)], matched_out_);
-    scratch_ &= out_free_;
-    scratch_.subtract(stalled_[static_cast<size_t>(v)]);  // no head fits there
-    scratch_.for_each([&](int o) {
+  SwitchInput& in = inputs_[static_cast<size_t>(i)];
+  for (int v = 0; v < params_.vcs; ++v) {
+    if (params_.queueing != Queueing::kVoq) break;  // FIFO: copies leave one per edge
+    alloc_.scratch.assign_andnot(in.nonempty[static_cast<size_t>(v)], alloc_.matched_out);
+    alloc_.scratch &= alloc_.out_free;
+    alloc_.scratch.subtract(alloc_.stalled[static_cast<size_t>(v)]);  // no head fits there
+    alloc_.scratch.for_each([&](int o) {
       if (head_parent(in, v, o) != parent) return;  // copies go to link outputs only
-      if (!flits_fit(o, v, head_flits(in, v, o))) return;
-      matched_out_.set(o);
+      if (!flits_fit(o, v, inputs_.head_flits(in, v, o))) return;
+      alloc_.matched_out.set(o);
       grant(i, o, e, v);
       // One traversal: the input stays busy as long as the first copy's.
-      in_busy_[static_cast<size_t>(i)] = std::max(in_busy_[static_cast<size_t>(i)], busy_until);
+      inputs_.busy[static_cast<size_t>(i)] =
+          std::max(inputs_.busy[static_cast<size_t>(i)], busy_until);
     });
   }
 }
