@@ -32,8 +32,9 @@ std::string params_markdown() {
         "the run with exit status 2 before anything is simulated. A key set (in the file named "
         "on the command line or with `--set`, not in its `base:` files) to a value other than "
         "its default, in a mode that never reads it (`switch.iterations` with output "
-        "queueing, `traffic.*` in a collective run, ...), is run with a warning naming the "
-        "mode, on stderr and in stats.json's `sim.ignored_settings` "
+        "queueing; with `--set`, also a section the run does not use, such as `traffic.*` "
+        "in a collective run), is run with a warning naming the mode, on stderr and in "
+        "stats.json's `sim.ignored_settings` "
         "(`models/core/config_effect.cpp` lists the rules).\n\n";
   std::string section;
   for (const auto& e : schema.entries()) {

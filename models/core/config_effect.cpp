@@ -16,7 +16,7 @@ namespace fabricsim {
 namespace {
 
 struct Rule {
-  std::string key;  // a key, or a section prefix ending in '.'
+  std::string key;  // a key, or a section prefix ending in '.' (--set keys only)
   // Empty when the key matters in `c`; else the setting that makes it
   // ignored and why.
   std::function<std::string(const Config&)> ignored_because;
@@ -125,9 +125,8 @@ const std::vector<Rule>& rules() {
 
 }  // namespace
 
-std::vector<std::string> keys_set_by_user(const std::string& path,
-                                          const std::vector<std::string>& overrides) {
-  std::vector<std::string> keys;
+UserKeys keys_set_by_user(const std::string& path, const std::vector<std::string>& overrides) {
+  UserKeys keys;
   if (!path.empty()) {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsMap())
@@ -135,27 +134,31 @@ std::vector<std::string> keys_set_by_user(const std::string& path,
         const auto name = section.first.as<std::string>();
         if (section.second.IsMap()) {
           for (const auto& kv : section.second)
-            keys.push_back(name + "." + kv.first.as<std::string>());
+            keys.in_file.push_back(name + "." + kv.first.as<std::string>());
         } else if (name.find('.') != std::string::npos) {
-          keys.push_back(name);  // a dotted key: `link.lanes: 2`
+          keys.in_file.push_back(name);  // a dotted key: `link.lanes: 2`
         }
       }
   }
-  for (const auto& o : overrides) keys.push_back(o.substr(0, o.find('=')));
+  for (const auto& o : overrides) keys.overridden.push_back(o.substr(0, o.find('=')));
   return keys;
 }
 
-std::vector<std::string> ignored_settings(const Config& c, const std::vector<std::string>& keys) {
+std::vector<std::string> ignored_settings(const Config& c, const UserKeys& keys) {
   const auto values = config_values(c);
   const auto defaults = config_values(Config{});
+  auto has = [](const std::vector<std::string>& v, const std::string& k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
   std::vector<std::string> out;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::string& key = values[i].first;
     if (values[i].second == defaults[i].second) continue;
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    const bool overridden = has(keys.overridden, key);
+    if (!overridden && !has(keys.in_file, key)) continue;
     for (const Rule& r : rules()) {
-      const bool applies = r.key.back() == '.' ? key.rfind(r.key, 0) == 0 : key == r.key;
-      if (!applies) continue;
+      const bool section = r.key.back() == '.';
+      if (section ? key.rfind(r.key, 0) != 0 || !overridden : key != r.key) continue;
       const std::string why = r.ignored_because(c);
       if (why.empty()) continue;
       out.push_back(key + "=" + values[i].second + " has no effect: " + why);

@@ -11,15 +11,23 @@
 
 namespace fabricsim {
 
-// Keys set by the file at `path` itself (section.key of its maps; `base:`
-// files are not read) and by `overrides` (KEY=VALUE). Both were accepted by
-// load_config already.
-std::vector<std::string> keys_set_by_user(const std::string& path,
-                                          const std::vector<std::string>& overrides);
+// The keys the user set: in the file at `path` itself (section.key of its
+// maps, or dotted keys; `base:` files are not read) and in `overrides`
+// (KEY=VALUE). Both were accepted by load_config already.
+struct UserKeys {
+  std::vector<std::string> in_file;
+  std::vector<std::string> overridden;
+};
+UserKeys keys_set_by_user(const std::string& path, const std::vector<std::string>& overrides);
 
-// One sentence per key of `keys` whose value in `c` differs from its
+// One sentence per key the user set whose value in `c` differs from its
 // default and which `c`'s modes ignore, naming the key, its value, the
-// setting that makes it ignored and why. Keys appear in schema order.
-std::vector<std::string> ignored_settings(const Config& c, const std::vector<std::string>& keys);
+// setting that makes it ignored and why; in schema order. A knob its own
+// section's mode ignores (switch.iterations with output queueing) is named
+// wherever it was set; a whole section the workload or topology does not
+// use (traffic.* in a collective run) only when set with --set: a system
+// preset describes its synthetic traffic and its scale-out tier whichever
+// workload a run picks.
+std::vector<std::string> ignored_settings(const Config& c, const UserKeys& keys);
 
 }  // namespace fabricsim
