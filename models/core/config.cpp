@@ -69,9 +69,8 @@ Config scaleout_tier_config(const Config& c) {
   t.link.fec = so.fec;
   t.link.retry = so.retry;
   t.link.replay_buffer_flits = so.replay_buffer_flits;
-  // SHARP: the leaves' engines take push-style contributions (IB SHARP's
-  // data flow), so the tier's switches are built with one.
-  if (so.sharp) t.collective.algorithm = CollectiveAlgo::kPush;
+  // Whether the tier's switches have reduction engines (scaleout.sharp) is
+  // the fabric builder's decision, per switch (models/sc/fabric_params.cpp).
   return t;
 }
 
