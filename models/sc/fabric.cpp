@@ -65,18 +65,18 @@ Fabric::~Fabric() = default;
 
 std::uint64_t Fabric::delivered_flits_total() const {
   std::uint64_t n = 0;
-  for (auto& e : endpoints_) n += e->delivered_flits();
-  for (auto& g : gpus_) n += g->delivered_flits();
-  for (auto& x : external_) n += x->delivered_flits();
+  for (const auto& e : endpoints_) n += e->delivered_flits();
+  for (const auto& g : gpus_) n += g->delivered_flits();
+  for (const auto& x : external_) n += x->delivered_flits();
   return n;
 }
 
 std::uint64_t Fabric::events() const {
   std::uint64_t n = 0;
-  for (auto& s : switches_) n += s->events();
-  for (auto& e : endpoints_) n += e->events();
-  for (auto& g : gpus_) n += g->events();
-  for (auto& x : external_) n += x->events();
+  for (const auto& s : switches_) n += s->events();
+  for (const auto& e : endpoints_) n += e->events();
+  for (const auto& g : gpus_) n += g->events();
+  for (const auto& x : external_) n += x->events();
   return n;
 }
 

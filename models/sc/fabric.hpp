@@ -67,6 +67,8 @@ class Fabric : public sc_core::sc_module {
   Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {},
          const EndpointFactory& endpoints = {});
   ~Fabric() override;
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
 
   // Runs warm-up + window, then finish(). Returns false (and error() says
   // why) if a model invariant or a conservation check failed.

@@ -255,6 +255,7 @@ void Fabric::Builder::set_port_groups() {
   const std::int64_t nic_flit = f_.params_.tier_config().link.flit_bytes;
   for (int e = 0; e < static_cast<int>(f_.gpus_.size()); ++e) {
     std::vector<std::int64_t> fb;
+    fb.reserve(static_cast<size_t>(topo_.links_of(e)));
     for (int k = 0; k < topo_.links_of(e); ++k)
       fb.push_back(topo_.is_nic(e, k) ? nic_flit : f_.cfg_.link.flit_bytes);
     f_.gpus_[static_cast<size_t>(e)]->set_port_groups(topo_.up_ports[static_cast<size_t>(e)],

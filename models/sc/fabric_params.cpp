@@ -23,24 +23,6 @@ struct LinkKinds {
   int endpoint_credits = 0;
   int straggler = -1;  // the degraded GPU, or -1
 
-  LinkKinds(const Config& cfg, const Config& tier) {
-    const int vcs = static_cast<int>(cfg.sw.vcs);
-    up = {flit_time_ps(cfg.link), ns_to_ps(cfg.link.latency_ns), vcs, 0,
-          static_cast<int>(cfg.link.lanes), LinkTier::kScaleUp};
-    slow = up;
-    if (cfg.straggler.lanes > 0) {
-      LinkConfig degraded = cfg.link;
-      degraded.lanes = cfg.straggler.lanes;
-      slow.flit_ps = flit_time_ps(degraded);
-      slow.lanes = static_cast<int>(cfg.straggler.lanes);
-      straggler = static_cast<int>(cfg.straggler.gpu);
-    }
-    switch_credits = static_cast<int>(cfg.sw.input_buffer_flits / vcs);
-    endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
-    if (cfg.topology.kind == TopologyKind::kScaleOut)
-      out = {flit_time_ps(tier.link), ns_to_ps(tier.link.latency_ns), vcs,
-             static_cast<int>(tier.sw.input_buffer_flits / vcs), 1, LinkTier::kScaleOut};
-  }
   // A scale-up link of endpoint `e` (its own or the one into it).
   LinkParams of_endpoint(int e, int credits) const {
     LinkParams l = e == straggler ? slow : up;
@@ -48,6 +30,27 @@ struct LinkKinds {
     return l;
   }
 };
+
+LinkKinds link_kinds(const Config& cfg, const Config& tier) {
+  LinkKinds k;
+  const int vcs = static_cast<int>(cfg.sw.vcs);
+  k.up = {flit_time_ps(cfg.link), ns_to_ps(cfg.link.latency_ns), vcs, 0,
+          static_cast<int>(cfg.link.lanes), LinkTier::kScaleUp};
+  k.slow = k.up;
+  if (cfg.straggler.lanes > 0) {
+    LinkConfig degraded = cfg.link;
+    degraded.lanes = cfg.straggler.lanes;
+    k.slow.flit_ps = flit_time_ps(degraded);
+    k.slow.lanes = static_cast<int>(cfg.straggler.lanes);
+    k.straggler = static_cast<int>(cfg.straggler.gpu);
+  }
+  k.switch_credits = static_cast<int>(cfg.sw.input_buffer_flits / vcs);
+  k.endpoint_credits = static_cast<int>(cfg.endpoint.rx_buffer_flits / vcs);
+  if (cfg.topology.kind == TopologyKind::kScaleOut)
+    k.out = {flit_time_ps(tier.link), ns_to_ps(tier.link.latency_ns), vcs,
+             static_cast<int>(tier.sw.input_buffer_flits / vcs), 1, LinkTier::kScaleOut};
+  return k;
+}
 
 LinkReliability reliability_of(const LinkConfig& lc, std::int64_t seed) {
   LinkReliability r;
@@ -78,7 +81,7 @@ FabricParams::FabricParams(const Config& cfg, const Topology& topo) : up_(cfg), 
     switches_.push_back({tier, engine, engine && tier == 0 && cfg.reduction.alu == AluKind::kRtl});
   }
 
-  const LinkKinds kinds(cfg, tier_);
+  const LinkKinds kinds = link_kinds(cfg, tier_);
   auto tier_of = [&](int s) { return switches_[static_cast<std::size_t>(s)].tier; };
   // Out of every switch port: into an endpoint (its receive buffer) or into
   // another switch's input; a scale-out link if either end is in the tier.

@@ -25,7 +25,7 @@ nlohmann::json latency_json(const Histogram& h) {
 nlohmann::json config_json(const Config& c) {
   nlohmann::json j = nlohmann::json::object();
   const auto schema = config_schema();
-  for (auto& e : schema.entries()) {
+  for (const auto& e : schema.entries()) {
     const std::string v = e.get(c);
     switch (e.info.type) {
       case ParamType::kInt:
@@ -65,8 +65,7 @@ nlohmann::json workload_json(const CollectiveSweep& sweep) {
   std::uint64_t wrong = 0, checked = 0;
   double prev_tier[2] = {0, 0};
   Ps prev_end = 0, step_start = 0;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    const CollectiveCall& c = calls[i];
+  for (const CollectiveCall& c : calls) {
     const TrainingCall& t = w.calls[static_cast<size_t>(c.workload_call)];
     if (c.workload_call == 0) step_start = prev_end;
     if (!c.finished) break;
@@ -167,7 +166,7 @@ nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::si
   json wait_us = json::array();
   for (double w : s.wait) wait_us.push_back(s.done ? w / s.done / 1000.0 : 0.0);
   const double t = s.done ? s.time_ns / s.done : 0;
-  const double bytes = static_cast<double>(c.bytes);
+  const auto bytes = static_cast<double>(c.bytes);
   const double algbw = t > 0 ? bytes / t : 0;  // bytes per ns = GB/s
   json row = {{"size_bytes", c.bytes},
               {"count", c.bytes / element_bytes(k.dtype)},
@@ -256,14 +255,14 @@ double Fabric::window_flit_cycles() const {
 // endpoint with k links can inject k flits per flit time.
 nlohmann::json Fabric::throughput_json() const {
   const int n = topo_.endpoints;
-  const double endpoint_links = static_cast<double>(topo_.total_endpoint_links());
+  const auto endpoint_links = static_cast<double>(topo_.total_endpoint_links());
   const Ps flit = flit_time_ps(cfg_.link);
   const double window_ns = ps_to_ns(window_.length());
   const double cycles = window_flit_cycles();
-  const double L = static_cast<double>(cfg_.traffic.packet_flits);
+  const auto L = static_cast<double>(cfg_.traffic.packet_flits);
   std::uint64_t offered = 0, accepted = 0, packets = 0, data_packets = 0;
   double min_acc = endpoints_.empty() ? 0 : 1e300, max_acc = 0;
-  for (auto& e : endpoints_) {
+  for (const auto& e : endpoints_) {
     offered += e->offered_flits_in_window();
     accepted += e->accepted_flits_in_window();
     packets += e->accepted_packets_in_window();
@@ -373,7 +372,7 @@ nlohmann::json Fabric::reliability_json(nlohmann::json& links) const {
                 {"retransmitted_bytes", 0u}, {"replay_stall_ns", 0.0}};
   Histogram added;
   const double span_ns = ps_to_ns(window_.length());
-  for (auto& l : links_) {
+  for (const auto& l : links_) {
     const json jr = link_reliability_json(l->reliability(), span_ns);
     links[l->name()]["reliability"] = jr;
     for (const char* k : {"codewords", "corrected_codewords", "uncorrectable_codewords", "crc_errors",
@@ -391,7 +390,7 @@ nlohmann::json Fabric::reliability_json(nlohmann::json& links) const {
 
 nlohmann::json Fabric::links_json() const {
   nlohmann::json links = nlohmann::json::object();
-  for (auto& l : links_)
+  for (const auto& l : links_)
     links[l->name()] = {{"utilization", l->utilization()},
                         {"credit_stall_ns", ps_to_ns(l->credit_stall_ps())},
                         {"packets", l->packets_sent()},
@@ -423,7 +422,7 @@ nlohmann::json switch_json(const Switch& s, const Config& cfg, const Window& win
   sw["allocator"] = {{"cycles", s.allocation_cycles()}, {"grants", s.grants()}};
   if (s.has_engine()) {
     const auto& es = s.engine_stats();
-    const double w = static_cast<double>(window.length());
+    const auto w = static_cast<double>(window.length());
     sw["reduction_engine"] = {
         {"table_entries", cfg.reduction.table_entries},
         {"occupancy_mean", w > 0 ? es.occupancy_integral / w : 0.0},
@@ -432,7 +431,7 @@ nlohmann::json switch_json(const Switch& s, const Config& cfg, const Window& win
         {"replication_slots_max", es.max_slots},
         {"completed", es.completed},
         {"contributions", es.contributions},
-        {"wait_for_last_ns_mean", es.completed ? es.wait_sum_ns / es.completed : 0.0},
+        {"wait_for_last_ns_mean", es.completed ? es.wait_sum_ns / static_cast<double>(es.completed) : 0.0},
         {"wait_for_last_ns_max", es.wait_max_ns},
         {"alu_utilization", w > 0 ? static_cast<double>(es.alu_busy) / w : 0.0}};
   }
@@ -457,14 +456,14 @@ nlohmann::json Fabric::stats() const {
   if (cfg_.topology.kind == TopologyKind::kScaleOut) j["tiers"] = tiers_json();
   if (!external_.empty()) {
     json eps = json::array();
-    for (auto& x : external_) eps.push_back(x->stats());
+    for (const auto& x : external_) eps.push_back(x->stats());
     j["endpoints"] = eps;
   }
   j["latency_ns"] = latency_json(sink_.latency_ps);
   j["network_latency_ns"] = latency_json(sink_.network_latency_ps);
   if (cfg_.traffic.read_fraction > 0 && !collective()) {
     std::uint64_t reads = 0;
-    for (auto& e : endpoints_) reads += e->reads_completed();
+    for (const auto& e : endpoints_) reads += e->reads_completed();
     j["reads"] = {{"completed", reads}, {"latency_ns", latency_json(sink_.read_latency_ps)}};
   }
   // Only a run whose end-of-run checks completed has meaningful counts.
