@@ -115,7 +115,7 @@ class CollectiveAlgorithm {
     }
     return pk;
   }
-  std::uint16_t flits_on(const Port& port, std::uint64_t bytes) const {
+  static std::uint16_t flits_on(const Port& port, std::uint64_t bytes) {
     return static_cast<std::uint16_t>(Gpu::flits_on(port, bytes));
   }
   void try_links() const {
