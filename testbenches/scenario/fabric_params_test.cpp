@@ -14,7 +14,7 @@
 namespace fabricsim {
 namespace {
 
-Config four_dgx(std::vector<std::string> extra) {
+Config four_dgx(const std::vector<std::string>& extra) {
   return load_config(FABRICSIM_SOURCE_DIR "/configs/dgx-h100-x4-ib.yaml", extra);
 }
 
