@@ -1,3 +1,6 @@
+// The fabric at run time: the kernel's run, the end-of-run checks, the
+// watchdog's probes and report, faults applied, the sweep's call ends.
+// Elaboration is fabric_build.cpp's; stats.json is stats_report.cpp's.
 #include "models/sc/fabric.hpp"
 
 #include "models/core/params.hpp"
@@ -7,8 +10,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-
-#include <fnmatch.h>
 
 #include "models/core/errors.hpp"
 
