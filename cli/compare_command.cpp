@@ -42,79 +42,56 @@ std::vector<std::string> sweep_of(const NcclLog& log) {
           "collective.step_factor=" + std::to_string(factor)};
 }
 
-}  // namespace
-
-int compare_command(const CompareOptions& opts) {
-  std::ifstream f(opts.log_path);
-  if (!f) {
-    fmt::print(stderr, "fabricsim: error: cannot read nccl-tests output '{}'\n", opts.log_path);
-    return 2;
-  }
-  std::stringstream text;
-  text << f.rdbuf();
-  Config cfg;
+// What the log ran, and the configuration that runs it in the simulator.
+struct Comparison {
   NcclLog log;
-  CollectiveOp op;
-  try {
-    log = parse_nccl_log(text.str(), opts.log_path);
-    if (!opts.op.empty()) {
-      op = nccl_test_op(opts.op + "_perf", "--op " + opts.op);
-    } else if (!log.test.empty()) {
-      op = nccl_test_op(log.test, opts.log_path);
-    } else {
-      throw ConfigError(opts.log_path +
-                        ": the log does not say which test ran (no '# Collective test starting' "
-                        "line): give --op (all_reduce, all_gather, reduce_scatter, alltoall, "
-                        "broadcast, reduce)");
-    }
-    const NcclRow& r0 = log.rows.front();
-    // The run lasts as long as the sweep (a cap, as in dgx-h100-allreduce.yaml).
-    std::vector<std::string> sets = {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
-                                     "collective.op=" + to_string(op),
-                                     "collective.dtype=" + to_string(nccl_type(r0.type, log.origin, r0.line)),
-                                     "collective.redop=" + to_string(nccl_redop(r0.redop, log.origin, r0.line))};
-    for (auto& s : sweep_of(log)) sets.push_back(s);
-    sets.insert(sets.end(), opts.overrides.begin(), opts.overrides.end());
-    cfg = load_config(opts.config_path, sets);
-    if (log.ranks > 0 && log.ranks != endpoint_count(cfg))
-      throw ConfigError(fmt::format("{} ran on {} GPUs; the configuration has {} (topology.endpoints)",
-                                    opts.log_path, log.ranks, endpoint_count(cfg)));
-  } catch (const ConfigError& e) {
-    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
-    return 2;
-  }
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Config cfg;
+};
 
-  // Ctrl-C stops the sweep of sizes where it is: the sizes done (and the
-  // current one's finished iterations) are compared, the rest shown as '-'.
-  const Interrupts interrupts;
-  std::unique_ptr<Fabric> fabric;
-  try {
-    fabric = std::make_unique<Fabric>("fabric", cfg, RtlAlu::factory());
-  } catch (const ConfigError& e) {
-    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
-    return 2;
-  }
-  interrupts.watch(*fabric);
-  const bool ok = fabric->run();
-  nlohmann::json s = fabric->stats();
-  if (fabric->interrupted()) s["sim"]["interrupted_by"] = Interrupts::signal_name();
-  std::error_code ec;
-  std::filesystem::create_directories(opts.out_dir, ec);
-  std::ofstream(std::filesystem::path(opts.out_dir) / "stats.json") << s.dump(2) << "\n";
-  if (!ok) {
-    fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric->error());
-    return 1;
-  }
+// The log's test: --op, else the log's own "# Collective test starting" line.
+CollectiveOp op_of(const CompareOptions& opts, const NcclLog& log) {
+  if (!opts.op.empty()) return nccl_test_op(opts.op + "_perf", "--op " + opts.op);
+  if (!log.test.empty()) return nccl_test_op(log.test, opts.log_path);
+  throw ConfigError(opts.log_path +
+                    ": the log does not say which test ran (no '# Collective test starting' "
+                    "line): give --op (all_reduce, all_gather, reduce_scatter, alltoall, "
+                    "broadcast, reduce)");
+}
 
+// Parses the log and loads the configuration with the log's sweep set;
+// ConfigError if either does not fit.
+Comparison prepare(const CompareOptions& opts, const std::string& text) {
+  Comparison c;
+  c.log = parse_nccl_log(text, opts.log_path);
+  c.op = op_of(opts, c.log);
+  const NcclRow& r0 = c.log.rows.front();
+  // The run lasts as long as the sweep (a cap, as in dgx-h100-allreduce.yaml).
+  std::vector<std::string> sets = {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                                   "collective.op=" + to_string(c.op),
+                                   "collective.dtype=" + to_string(nccl_type(r0.type, c.log.origin, r0.line)),
+                                   "collective.redop=" + to_string(nccl_redop(r0.redop, c.log.origin, r0.line))};
+  for (auto& s : sweep_of(c.log)) sets.push_back(s);
+  sets.insert(sets.end(), opts.overrides.begin(), opts.overrides.end());
+  c.cfg = load_config(opts.config_path, sets);
+  if (c.log.ranks > 0 && c.log.ranks != endpoint_count(c.cfg))
+    throw ConfigError(fmt::format("{} ran on {} GPUs; the configuration has {} (topology.endpoints)",
+                                  opts.log_path, c.log.ranks, endpoint_count(c.cfg)));
+  return c;
+}
+
+// One line per size of the log: measured against simulated (the size's row
+// of stats.json's collectives), and the mean and largest error.
+void print_table(const CompareOptions& opts, const Comparison& c, const nlohmann::json& s) {
   fmt::print("# fabricsim compare: {} ({}, {} GPUs, {} {}) against {} ({}, algorithm {})\n",
-             opts.log_path, log.test.empty() ? to_string(op) : log.test, endpoint_count(cfg),
-             log.rows.front().type, log.rows.front().redop, opts.config_path,
-             to_string(cfg.collective.dtype), to_string(cfg.collective.algorithm));
+             opts.log_path, c.log.test.empty() ? to_string(c.op) : c.log.test, endpoint_count(c.cfg),
+             c.log.rows.front().type, c.log.rows.front().redop, opts.config_path,
+             to_string(c.cfg.collective.dtype), to_string(c.cfg.collective.algorithm));
   fmt::print("# {:>12} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}\n", "size (B)", "time us", "sim us",
              "busbw GB/s", "sim busbw", "error", "#wrong");
   double sum_err = 0, max_err = 0;
   int n = 0;
-  for (const NcclRow& r : log.rows) {
+  for (const NcclRow& r : c.log.rows) {
     const nlohmann::json* sim = nullptr;
     for (const auto& x : s["collectives"]["rows"])
       if (x["size_bytes"].get<std::uint64_t>() == r.size && x["iterations"].get<int>() > 0)
@@ -137,6 +114,48 @@ int compare_command(const CompareOptions& opts) {
   fmt::print("# {} sizes compared: mean |error| {:.1f}%, max {:.1f}% (busbw); simulated statistics "
              "in {}/stats.json\n",
              n, n ? 100.0 * sum_err / n : 0.0, 100.0 * max_err, opts.out_dir);
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& opts) {
+  std::ifstream f(opts.log_path);
+  if (!f) {
+    fmt::print(stderr, "fabricsim: error: cannot read nccl-tests output '{}'\n", opts.log_path);
+    return 2;
+  }
+  std::stringstream text;
+  text << f.rdbuf();
+  Comparison c;
+  try {
+    c = prepare(opts, text.str());
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+
+  // Ctrl-C stops the sweep of sizes where it is: the sizes done (and the
+  // current one's finished iterations) are compared, the rest shown as '-'.
+  const Interrupts interrupts;
+  std::unique_ptr<Fabric> fabric;
+  try {
+    fabric = std::make_unique<Fabric>("fabric", c.cfg, RtlAlu::factory());
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "fabricsim: error: {}\n", e.what());
+    return 2;
+  }
+  interrupts.watch(*fabric);
+  const bool ok = fabric->run();
+  nlohmann::json s = fabric->stats();
+  if (fabric->interrupted()) s["sim"]["interrupted_by"] = Interrupts::signal_name();
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out_dir, ec);
+  std::ofstream(std::filesystem::path(opts.out_dir) / "stats.json") << s.dump(2) << "\n";
+  if (!ok) {
+    fmt::print(stderr, "fabricsim: simulation FAILED: {}\n", fabric->error());
+    return 1;
+  }
+  print_table(opts, c, s);
   if (fabric->interrupted()) {
     const CollectiveSweep& k = *fabric->sweep();
     fmt::print("# {}: stopped at {:.3f} us simulated during call {} of {} ({} B); sizes not "

@@ -26,13 +26,9 @@ TlmEndpoint::TlmEndpoint(const sc_core::sc_module_name& name, int id, int links,
       pool_(ctx.pool),
       payloads_(ctx.payloads),
       shared_(shared),
-      stripe_bytes_(stripe_bytes(ctx.cfg)),
-      payload_bytes_(static_cast<std::uint32_t>(ctx.cfg.collective.payload_bytes)),
-      queue_cap_(static_cast<std::uint32_t>(ctx.cfg.tlm.queue_packets)),
-      outstanding_cap_(static_cast<std::uint32_t>(ctx.cfg.tlm.outstanding)),
-      vcs_(static_cast<int>(ctx.cfg.sw.vcs)),
+      lim_(ctx.cfg),
       ports_(static_cast<size_t>(links)) {
-  for (auto& p : ports_) p.ready.resize(static_cast<size_t>(vcs_));
+  for (auto& p : ports_) p.ready.resize(static_cast<size_t>(lim_.vcs));
   socket.register_b_transport(this, &TlmEndpoint::b_transport);
   socket.register_nb_transport_fw(this, &TlmEndpoint::nb_transport_fw);
   socket.register_transport_dbg(this, &TlmEndpoint::transport_dbg);
@@ -40,6 +36,13 @@ TlmEndpoint::TlmEndpoint(const sc_core::sc_module_name& name, int id, int links,
   memory.register_invalidate_direct_mem_ptr(this, &TlmEndpoint::invalidate_direct_mem_ptr);
   SC_THREAD(memory_thread);
 }
+
+TlmEndpoint::Limits::Limits(const Config& cfg)
+    : stripe_bytes(fabricsim::stripe_bytes(cfg)),
+      payload_bytes(static_cast<std::uint32_t>(cfg.collective.payload_bytes)),
+      queue_cap(static_cast<std::uint32_t>(cfg.tlm.queue_packets)),
+      outstanding_cap(static_cast<std::uint32_t>(cfg.tlm.outstanding)),
+      vcs(static_cast<int>(cfg.sw.vcs)) {}
 
 void TlmEndpoint::connect(int port, Link* tx, Link* rx, int /*peer_switch*/) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
@@ -56,14 +59,14 @@ void TlmEndpoint::start_of_simulation() {
   if (memory->get_direct_mem_ptr(t, dmi) && dmi.is_read_write_allowed() &&
       dmi.get_start_address() == 0 &&
       dmi.get_end_address() + 1 >= static_cast<sc_dt::uint64>(cfg_.tlm.window_bytes)) {
-    dmi_ok_ = true;
-    dmi_ptr_ = dmi.get_dmi_ptr();
-    dmi_read_ps_ = static_cast<Ps>(dmi.get_read_latency().value());
+    mem_.dmi_ok = true;
+    mem_.dmi_ptr = dmi.get_dmi_ptr();
+    mem_.dmi_read_ps = static_cast<Ps>(dmi.get_read_latency().value());
   }
 }
 
 void TlmEndpoint::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
-  if (dmi_ok_ && start < static_cast<sc_dt::uint64>(cfg_.tlm.window_bytes)) dmi_ok_ = false;
+  if (mem_.dmi_ok && start < static_cast<sc_dt::uint64>(cfg_.tlm.window_bytes)) mem_.dmi_ok = false;
   // Initiators holding DMI to this GPU's window hear of it in global addresses.
   const sc_dt::uint64 base = shared_.map.gpu_base(id_);
   for (unsigned i = 0; i < socket.size(); ++i)
@@ -143,16 +146,16 @@ tlm::tlm_response_status TlmEndpoint::decode(tlm::tlm_generic_payload& t, Req& r
   }
   r.addr = where.local;
   r.bytes = len;
-  r.packets = (len + payload_bytes_ - 1) / payload_bytes_;
+  r.packets = (len + lim_.payload_bytes - 1) / lim_.payload_bytes;
   return tlm::TLM_OK_RESPONSE;
 }
 
 bool TlmEndpoint::can_accept(const Req& r) const {
-  if (queued_ + r.packets > queue_cap_) return false;
-  if (!posted(r.op) && outstanding_ >= outstanding_cap_) return false;
+  if (queued_ + r.packets > lim_.queue_cap) return false;
+  if (!posted(r.op) && outstanding_ >= lim_.outstanding_cap) return false;
   if (r.op == Op::kLdReduce)
     for (std::uint32_t i = 0; i < r.packets; ++i)
-      if (shared_.ld_reduce_keys.count(ld_key(r.group, r.addr + std::uint64_t{i} * payload_bytes_)))
+      if (shared_.ld_reduce_keys.count(ld_key(r.group, r.addr + std::uint64_t{i} * lim_.payload_bytes)))
         return false;
   return true;
 }
@@ -174,8 +177,8 @@ void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_co
   x.socket = s;
   x.done = done;
   x.t_accept = now();
-  ++accepted_[static_cast<int>(r.op)];
-  bytes_[static_cast<int>(r.op)] += r.bytes;
+  ++stats_.accepted[static_cast<int>(r.op)];
+  stats_.bytes[static_cast<int>(r.op)] += r.bytes;
   if (r.local) {
     // Our own memory: no fabric. The access runs as the fabric's would.
     x.trans = &t;
@@ -199,8 +202,8 @@ void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_co
     // The initiator may reuse its buffer once we return: copy the data now.
     for (std::uint32_t i = 0; i < r.packets; ++i) {
       const PayloadId pid = payloads_.alloc();
-      const std::uint32_t off = i * payload_bytes_;
-      std::memcpy(payloads_.data(pid), t.get_data_ptr() + off, std::min(payload_bytes_, r.bytes - off));
+      const std::uint32_t off = i * lim_.payload_bytes;
+      std::memcpy(payloads_.data(pid), t.get_data_ptr() + off, std::min(lim_.payload_bytes, r.bytes - off));
       x.data.push_back(pid);
     }
   } else {
@@ -210,9 +213,9 @@ void TlmEndpoint::accept(const Req& r, tlm::tlm_generic_payload& t, int s, sc_co
   }
   if (r.op == Op::kLdReduce)
     for (std::uint32_t i = 0; i < r.packets; ++i)
-      shared_.ld_reduce_keys.insert(ld_key(r.group, r.addr + std::uint64_t{i} * payload_bytes_));
+      shared_.ld_reduce_keys.insert(ld_key(r.group, r.addr + std::uint64_t{i} * lim_.payload_bytes));
   queued_ += r.packets;
-  queued_max_ = std::max(queued_max_, queued_);
+  stats_.queued_max = std::max(stats_.queued_max, queued_);
   schedule(issue_at, kItemIssue, tag);
 }
 
@@ -223,8 +226,8 @@ void TlmEndpoint::issue(std::uint32_t tag) {
   const Req r = txns_[tag].req;
   const Ps t_accept = txns_[tag].t_accept;
   for (std::uint32_t i = 0; i < r.packets; ++i) {
-    const std::uint32_t off = i * payload_bytes_;
-    const std::uint32_t bytes = std::min(payload_bytes_, r.bytes - off);
+    const std::uint32_t off = i * lim_.payload_bytes;
+    const std::uint32_t bytes = std::min(lim_.payload_bytes, r.bytes - off);
     Out o{};
     o.dst = r.dst < 0 ? id_ : r.dst;
     o.addr = r.addr + off;
@@ -304,7 +307,7 @@ void TlmEndpoint::b_transport(int /*s*/, tlm::tlm_generic_payload& t, sc_core::s
   Req r;
   const tlm::tlm_response_status st = decode(t, r);
   if (st != tlm::TLM_OK_RESPONSE) {
-    ++errors_;
+    ++stats_.errors;
     t.set_response_status(st);
     return;
   }
@@ -313,7 +316,7 @@ void TlmEndpoint::b_transport(int /*s*/, tlm::tlm_generic_payload& t, sc_core::s
     return;
   }
   if (r.op == Op::kFence) {
-    ++accepted_[static_cast<int>(r.op)];
+    ++stats_.accepted[static_cast<int>(r.op)];
     if (unlanded_ > 0) {
       // Writes issued at the annotated time count too: catch up first.
       sc_core::wait(delay);
@@ -328,12 +331,12 @@ void TlmEndpoint::b_transport(int /*s*/, tlm::tlm_generic_payload& t, sc_core::s
     t.set_address(r.addr);
     memory->b_transport(t, delay);
     t.set_address(a);
-    ++accepted_[static_cast<int>(r.op)];
-    bytes_[static_cast<int>(r.op)] += r.bytes;
+    ++stats_.accepted[static_cast<int>(r.op)];
+    stats_.bytes[static_cast<int>(r.op)] += r.bytes;
     return;
   }
   if (!can_accept(r)) {
-    ++backpressured_;
+    ++stats_.backpressured;
     // Back-pressure: catch up with the annotated time, then wait for room.
     while (!can_accept(r)) {
       if (delay != sc_core::SC_ZERO_TIME) {
@@ -398,7 +401,7 @@ tlm::tlm_sync_enum TlmEndpoint::begin_req(int s, tlm::tlm_generic_payload& t, tl
     Req r;
     const tlm::tlm_response_status st = decode(t, r);
     if (st != tlm::TLM_OK_RESPONSE || r.op == Op::kIgnore) {
-      if (st != tlm::TLM_OK_RESPONSE) ++errors_;
+      if (st != tlm::TLM_OK_RESPONSE) ++stats_.errors;
       a.req = nullptr;
       t.set_response_status(st);
       ph = tlm::END_RESP;
@@ -406,7 +409,7 @@ tlm::tlm_sync_enum TlmEndpoint::begin_req(int s, tlm::tlm_generic_payload& t, tl
     }
     a.decoded = r;
     if (r.op == Op::kFence) {
-      ++accepted_[static_cast<int>(r.op)];
+      ++stats_.accepted[static_cast<int>(r.op)];
       if (unlanded_ == 0) {
         a.req = nullptr;
         t.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -417,7 +420,7 @@ tlm::tlm_sync_enum TlmEndpoint::begin_req(int s, tlm::tlm_generic_payload& t, tl
       return tlm::TLM_ACCEPTED;
     }
     if (!at_waiting_.empty() || !can_accept(r)) {  // back-pressure: END_REQ later
-      ++backpressured_;
+      ++stats_.backpressured;
       at_waiting_.push_back(s);
       return tlm::TLM_ACCEPTED;
     }
@@ -442,7 +445,7 @@ void TlmEndpoint::at_begin_req(int s) {
   tlm::tlm_phase ph;
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   if (st != tlm::TLM_OK_RESPONSE || r.op == Op::kIgnore) {
-    if (st != tlm::TLM_OK_RESPONSE) ++errors_;
+    if (st != tlm::TLM_OK_RESPONSE) ++stats_.errors;
     a.req = nullptr;
     t.set_response_status(st);
     ph = tlm::END_REQ;
@@ -452,14 +455,14 @@ void TlmEndpoint::at_begin_req(int s) {
   }
   a.decoded = r;
   if (r.op == Op::kFence) {
-    ++accepted_[static_cast<int>(r.op)];
+    ++stats_.accepted[static_cast<int>(r.op)];
     at_fences_.push_back(s);
     if (unlanded_ == 0) landed_all();
     return;
   }
   at_waiting_.push_back(s);
   if (at_waiting_.size() == 1 && can_accept(r)) accept_waiting();
-  else ++backpressured_;
+  else ++stats_.backpressured;
 }
 
 void TlmEndpoint::send_response(int s, tlm::tlm_generic_payload& t) {
@@ -506,8 +509,8 @@ void TlmEndpoint::landed_all() {
 void TlmEndpoint::complete(std::uint32_t tag) {
   Txn& x = txns_[tag];
   const Ps lat = now() - x.t_accept;
-  if (x.req.op == Op::kRead) read_latency_ps_.record(static_cast<std::uint64_t>(lat));
-  if (x.req.op == Op::kLdReduce) ld_reduce_latency_ps_.record(static_cast<std::uint64_t>(lat));
+  if (x.req.op == Op::kRead) stats_.read_latency_ps.record(static_cast<std::uint64_t>(lat));
+  if (x.req.op == Op::kLdReduce) stats_.ld_reduce_latency_ps.record(static_cast<std::uint64_t>(lat));
   if (!x.req.local) --outstanding_;
   x.trans->set_response_status(tlm::TLM_OK_RESPONSE);
   x.live = false;

@@ -70,11 +70,11 @@ class TlmEndpoint : public FabricEndpoint {
   void connect(int port, Link* tx, Link* rx, int peer_switch) override;
   void finish(Ps end) override;
   void check_end_of_run(Ps end) const override;
-  std::uint64_t injected() const override { return injected_; }
-  std::uint64_t delivered() const override { return delivered_; }
-  std::uint64_t delivered_flits() const override { return delivered_flits_; }
+  std::uint64_t injected() const override { return stats_.injected; }
+  std::uint64_t delivered() const override { return stats_.delivered; }
+  std::uint64_t delivered_flits() const override { return stats_.delivered_flits; }
   std::uint64_t payload_slots_held() const override;
-  bool busy() const override { return !mem_jobs_.empty(); }
+  bool busy() const override { return !mem_.queue.empty(); }
   nlohmann::json stats() const override;
 
   int id() const { return id_; }
@@ -192,12 +192,16 @@ class TlmEndpoint : public FabricEndpoint {
   void complete(std::uint32_t tag);
   void send_response(int s, tlm::tlm_generic_payload& t);
   void data_arrived(const Packet& p);
+  void at_next_response(std::uint32_t s);
+  void arrive(PacketId id, std::uint32_t port, Ps t);
+  static MemJob write_job(const Packet& p);
+  static MemJob answer_job(const Packet& p, HeldCredits held);
 
   void try_link(int l);
   void schedule_try(int l, Ps t);
   static bool has_work(const Port& p);
   int pick_link(std::uint64_t addr) const {
-    return static_cast<int>((addr / stripe_bytes_) % ports_.size());
+    return static_cast<int>((addr / lim_.stripe_bytes) % ports_.size());
   }
   void push(int vc, const Out& o);
 
@@ -213,11 +217,16 @@ class TlmEndpoint : public FabricEndpoint {
   PacketPool& pool_;
   PayloadPool& payloads_;
   TlmShared& shared_;
-  std::uint64_t stripe_bytes_;
-  std::uint32_t payload_bytes_;
-  std::uint32_t queue_cap_;
-  std::uint32_t outstanding_cap_;
-  int vcs_;
+  // What the configuration fixes (collective.payload_bytes, tlm.*, switch.vcs).
+  struct Limits {
+    explicit Limits(const Config& cfg);
+    std::uint64_t stripe_bytes;     // the address interleave over the links
+    std::uint32_t payload_bytes;    // data per packet
+    std::uint32_t queue_cap;        // tlm.queue_packets
+    std::uint32_t outstanding_cap;  // tlm.outstanding
+    int vcs;
+  };
+  const Limits lim_;
   std::vector<Port> ports_;
 
   std::vector<Txn> txns_;
@@ -236,25 +245,31 @@ class TlmEndpoint : public FabricEndpoint {
 
   // Memory: DMI when the target grants the whole window, else a thread
   // calling b_transport (which may wait).
-  bool dmi_ok_ = false;
-  std::uint8_t* dmi_ptr_ = nullptr;
-  Ps dmi_read_ps_ = 0;
-  std::vector<MemJob> jobs_;
-  std::vector<std::uint32_t> free_jobs_;
-  Ring<std::uint32_t> mem_jobs_;   // for the thread, in order
-  sc_core::sc_event mem_kick_;
-  tlm::tlm_generic_payload mem_trans_;
-  std::vector<std::uint8_t> mem_buf_;
+  struct MemorySide {
+    bool dmi_ok = false;
+    std::uint8_t* dmi_ptr = nullptr;
+    Ps dmi_read_ps = 0;
+    std::vector<MemJob> jobs;
+    std::vector<std::uint32_t> free_jobs;
+    Ring<std::uint32_t> queue;  // jobs for the thread, in order
+    sc_core::sc_event kick;
+    tlm::tlm_generic_payload trans;
+    std::vector<std::uint8_t> buf;
+  };
+  MemorySide mem_;
 
   // Statistics (the whole run).
-  std::uint64_t injected_ = 0, delivered_ = 0, delivered_flits_ = 0;
-  std::uint64_t accepted_[kOps] = {};  // by Op
-  std::uint64_t bytes_[kOps] = {};
-  std::uint64_t errors_ = 0;
-  std::uint64_t backpressured_ = 0;  // transactions not accepted at once
-  std::uint32_t queued_max_ = 0;
-  Histogram read_latency_ps_;        // reads: acceptance -> data back
-  Histogram ld_reduce_latency_ps_;
+  struct Counters {
+    std::uint64_t injected = 0, delivered = 0, delivered_flits = 0;
+    std::uint64_t accepted[kOps] = {};  // by Op
+    std::uint64_t bytes[kOps] = {};
+    std::uint64_t errors = 0;
+    std::uint64_t backpressured = 0;  // transactions not accepted at once
+    std::uint32_t queued_max = 0;
+    Histogram read_latency_ps;        // reads: acceptance -> data back
+    Histogram ld_reduce_latency_ps;
+  };
+  Counters stats_;
 };
 
 }  // namespace fabricsim

@@ -43,36 +43,36 @@ void apply_atomic(AtomicExtension::Op op, DType t, std::uint8_t* mem, std::uint8
 
 std::uint32_t TlmEndpoint::alloc_job(const MemJob& job) {
   std::uint32_t j = 0;
-  if (!free_jobs_.empty()) {
-    j = free_jobs_.back();
-    free_jobs_.pop_back();
+  if (!mem_.free_jobs.empty()) {
+    j = mem_.free_jobs.back();
+    mem_.free_jobs.pop_back();
   } else {
-    j = static_cast<std::uint32_t>(jobs_.size());
-    jobs_.emplace_back();
+    j = static_cast<std::uint32_t>(mem_.jobs.size());
+    mem_.jobs.emplace_back();
   }
-  jobs_[j] = job;
-  jobs_[j].live = true;
+  mem_.jobs[j] = job;
+  mem_.jobs[j].live = true;
   return j;
 }
 
 void TlmEndpoint::mem_submit(const MemJob& job) {
   const std::uint32_t j = alloc_job(job);
-  MemJob& m = jobs_[j];
+  MemJob& m = mem_.jobs[j];
   const bool own = m.own;
-  if (dmi_ok_ && m.atomic) {  // the old value comes back after a read's latency
-    apply_atomic(m.op, m.dtype, dmi_ptr_ + m.addr,
+  if (mem_.dmi_ok && m.atomic) {  // the old value comes back after a read's latency
+    apply_atomic(m.op, m.dtype, mem_.dmi_ptr + m.addr,
                  own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload));
-    schedule(now() + dmi_read_ps_, kItemMemDone, j);
+    schedule(now() + mem_.dmi_read_ps, kItemMemDone, j);
     return;
   }
-  if (dmi_ok_) {
-    std::uint8_t* mem = dmi_ptr_ + m.addr;
+  if (mem_.dmi_ok) {
+    std::uint8_t* mem = mem_.dmi_ptr + m.addr;
     if (m.write) {
       std::memcpy(mem, own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload), m.bytes);
       if (!own) {
         payloads_.release(m.payload);
         m.live = false;
-        free_jobs_.push_back(j);
+        mem_.free_jobs.push_back(j);
         return;
       }
     } else if (own) {
@@ -81,12 +81,12 @@ void TlmEndpoint::mem_submit(const MemJob& job) {
       m.payload = payloads_.alloc();
       std::memcpy(payloads_.data(m.payload), mem, m.bytes);
     }
-    schedule(now() + (m.write ? 0 : dmi_read_ps_), kItemMemDone, j);
+    schedule(now() + (m.write ? 0 : mem_.dmi_read_ps), kItemMemDone, j);
     return;
   }
-  if (mem_jobs_.empty()) mem_kick_.notify(sc_core::SC_ZERO_TIME);
+  if (mem_.queue.empty()) mem_.kick.notify(sc_core::SC_ZERO_TIME);
   if (!m.write && !own && !m.atomic) m.payload = payloads_.alloc();
-  mem_jobs_.push_back(j);
+  mem_.queue.push_back(j);
 }
 
 // Without DMI: each access through the memory's b_transport, in order, in
@@ -94,49 +94,49 @@ void TlmEndpoint::mem_submit(const MemJob& job) {
 // delays the answer, not the next access: the memory is pipelined.
 void TlmEndpoint::memory_thread() {
   for (;;) {
-    while (mem_jobs_.empty()) sc_core::wait(mem_kick_);
-    const std::uint32_t j = mem_jobs_.front();
-    MemJob m = jobs_[j];
+    while (mem_.queue.empty()) sc_core::wait(mem_.kick);
+    const std::uint32_t j = mem_.queue.front();
+    MemJob m = mem_.jobs[j];
     const bool own = m.own;
     if (m.atomic) {
       memory_atomic(j);
       continue;
     }
-    mem_buf_.resize(m.bytes);
+    mem_.buf.resize(m.bytes);
     if (m.write)
-      std::memcpy(mem_buf_.data(), own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload),
+      std::memcpy(mem_.buf.data(), own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload),
                   m.bytes);
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     memory_access(m.write, m.addr, m.bytes, d);
     if (!m.write) {
       std::uint8_t* to = own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload);
-      std::memcpy(to, mem_buf_.data(), m.bytes);
+      std::memcpy(to, mem_.buf.data(), m.bytes);
     }
-    mem_jobs_.pop_front();
+    mem_.queue.pop_front();
     if (m.write && !own) {
       payloads_.release(m.payload);
-      jobs_[j].live = false;
-      free_jobs_.push_back(j);
+      mem_.jobs[j].live = false;
+      mem_.free_jobs.push_back(j);
     } else {
       schedule(now() + static_cast<Ps>(d.value()), kItemMemDone, j);
     }
   }
 }
 
-// One access of the fabric's through the memory's b_transport, on mem_buf_.
+// One access of the fabric's through the memory's b_transport, on mem_.buf.
 void TlmEndpoint::memory_access(bool write, std::uint64_t addr, std::uint32_t bytes,
                                 sc_core::sc_time& d) {
-  mem_trans_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  mem_trans_.set_address(addr);
-  mem_trans_.set_data_ptr(mem_buf_.data());
-  mem_trans_.set_data_length(bytes);
-  mem_trans_.set_streaming_width(bytes);
-  mem_trans_.set_byte_enable_ptr(nullptr);
-  mem_trans_.set_dmi_allowed(false);
-  mem_trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  memory->b_transport(mem_trans_, d);
-  if (mem_trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
-    SC_REPORT_ERROR(name(), ("the memory target answered " + mem_trans_.get_response_string() +
+  mem_.trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  mem_.trans.set_address(addr);
+  mem_.trans.set_data_ptr(mem_.buf.data());
+  mem_.trans.set_data_length(bytes);
+  mem_.trans.set_streaming_width(bytes);
+  mem_.trans.set_byte_enable_ptr(nullptr);
+  mem_.trans.set_dmi_allowed(false);
+  mem_.trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  memory->b_transport(mem_.trans, d);
+  if (mem_.trans.get_response_status() != tlm::TLM_OK_RESPONSE)
+    SC_REPORT_ERROR(name(), ("the memory target answered " + mem_.trans.get_response_string() +
                              " to a " + (write ? "write" : "read") + " of " + std::to_string(bytes) +
                              " B at local address " + std::to_string(addr) +
                              ", inside this GPU's window")
@@ -146,24 +146,24 @@ void TlmEndpoint::memory_access(bool write, std::uint64_t addr, std::uint32_t by
 // An atomic without DMI: read the element, apply, write it back; the old
 // value leaves after both latencies.
 void TlmEndpoint::memory_atomic(std::uint32_t j) {
-  const MemJob m = jobs_[j];
+  const MemJob m = mem_.jobs[j];
   const auto es = static_cast<std::uint32_t>(element_bytes(m.dtype));
-  mem_buf_.resize(es);
+  mem_.buf.resize(es);
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   memory_access(false, m.addr, es, d);
   // (Fresh pointers: the payload pool may have grown while the target waited.)
-  apply_atomic(m.op, m.dtype, mem_buf_.data(),
+  apply_atomic(m.op, m.dtype, mem_.buf.data(),
                m.own ? txns_[m.tag].trans->get_data_ptr() : payloads_.data(m.payload));
   memory_access(true, m.addr, es, d);
-  mem_jobs_.pop_front();
+  mem_.queue.pop_front();
   schedule(now() + static_cast<Ps>(d.value()), kItemMemDone, j);
 }
 
 // A read is over (its data is in the job's payload): answer it.
 void TlmEndpoint::mem_done(std::uint32_t j) {
-  MemJob m = jobs_[j];
-  jobs_[j].live = false;
-  free_jobs_.push_back(j);
+  MemJob m = mem_.jobs[j];
+  mem_.jobs[j].live = false;
+  mem_.free_jobs.push_back(j);
   if (m.own) {  // a local transaction
     complete(m.tag);
     return;
@@ -249,7 +249,7 @@ void TlmEndpoint::try_link(int l) {
   }
   int sent_vc = -1;
   port.tx.offer(
-      t, vcs_,
+      t, lim_.vcs,
       [&](int v) {
         const auto& q = port.ready[static_cast<size_t>(v)];
         return q.empty() ? 0 : static_cast<int>(q.front().flits);
@@ -275,7 +275,7 @@ void TlmEndpoint::try_link(int l) {
         p.dtype = o.dtype;
         p.payload = o.payload;
         port.tx.link->send(id, p, t);
-        ++injected_;
+        ++stats_.injected;
         sent_vc = v;
         return true;
       });
@@ -301,16 +301,9 @@ void TlmEndpoint::handle(const Item& item) {
     case kItemAtReq:
       at_begin_req(static_cast<int>(item.a));
       break;
-    case kItemAtResp: {
-      AtSocket& a = at_[item.a];
-      if (!a.resp_busy && !a.resp.empty()) {
-        tlm::tlm_generic_payload* t = a.resp.front();
-        a.resp.pop_front();
-        send_response(static_cast<int>(item.a), *t);
-        if (!a.resp_busy && !a.resp.empty()) schedule(now(), kItemAtResp, item.a);
-      }
+    case kItemAtResp:
+      at_next_response(item.a);
       break;
-    }
     case kItemMemDone:
       mem_done(item.a);
       break;
@@ -321,72 +314,86 @@ void TlmEndpoint::handle(const Item& item) {
     case kItemCreditWake:
       try_link(static_cast<int>(item.a));
       break;
-    case kItemArrive: {
-      Link* rx = ports_[item.b].rx;
-      rx->arrived();
-      const PacketId id = item.a;
-      const Packet p = pool_.get(id);
-      check_delivery(p, id_);
-      pool_.release(id);
-      ++delivered_;
-      delivered_flits_ += p.flits;
-      switch (p.kind) {
-        case PacketKind::kWrite:
-        case PacketKind::kMcStore: {  // lands in our memory
-          rx->return_credits(p.vc, p.flits, item.time);
-          shared_.endpoints[static_cast<size_t>(p.src)]->landed();
-          MemJob j;
-          j.write = true;
-          j.addr = p.addr;
-          j.bytes = p.bytes;
-          j.payload = p.payload;
-          mem_submit(j);
-          break;
-        }
-        case PacketKind::kMemRead:
-        case PacketKind::kReadReq: {  // a peer (or a switch's engine) reads us
-          // The request keeps its buffer space until its answer leaves.
-          MemJob j;
-          j.addr = p.addr;
-          j.bytes = p.bytes;
-          j.reply = p.kind == PacketKind::kMemRead ? PacketKind::kMemReadData : PacketKind::kReadResp;
-          j.to = p.src;
-          j.tag = p.step;
-          j.group = p.group;
-          j.held = HeldCredits{rx, p.vc, p.flits};
-          mem_submit(j);
-          break;
-        }
-        case PacketKind::kAtomic: {  // a read-modify-write of our memory
-          MemJob j;
-          j.atomic = true;
-          j.op = static_cast<AtomicExtension::Op>(p.group);
-          j.dtype = p.dtype;
-          j.addr = p.addr;
-          j.bytes = p.bytes;
-          j.payload = p.payload;  // the operand; the old value goes back in it
-          j.reply = PacketKind::kAtomicResp;
-          j.to = p.src;
-          j.tag = p.step;
-          j.held = HeldCredits{rx, p.vc, p.flits};
-          mem_submit(j);
-          break;
-        }
-        case PacketKind::kMemReadData:
-        case PacketKind::kLdReduceResp:
-        case PacketKind::kAtomicResp:
-          rx->return_credits(p.vc, p.flits, item.time);
-          data_arrived(p);
-          break;
-        default:
-          throw InvariantError(std::string(name()) + ": a TLM endpoint cannot take a packet of kind " +
-                               std::to_string(static_cast<int>(p.kind)));
-      }
+    case kItemArrive:
+      arrive(item.a, item.b, item.time);
       break;
-    }
     default:
       throw InvariantError("tlm endpoint: unknown item kind " + std::to_string(item.kind));
   }
+}
+
+// Socket s's END_RESP came back (or a response queued): the next response goes.
+void TlmEndpoint::at_next_response(std::uint32_t s) {
+  AtSocket& a = at_[s];
+  if (a.resp_busy || a.resp.empty()) return;
+  tlm::tlm_generic_payload* t = a.resp.front();
+  a.resp.pop_front();
+  send_response(static_cast<int>(s), *t);
+  if (!a.resp_busy && !a.resp.empty()) schedule(now(), kItemAtResp, s);
+}
+
+// Packet `id`'s tail arrived on port `port`'s receiving link at `t`.
+void TlmEndpoint::arrive(PacketId id, std::uint32_t port, Ps t) {
+  Link* rx = ports_[port].rx;
+  rx->arrived();
+  const Packet p = pool_.get(id);
+  check_delivery(p, id_);
+  pool_.release(id);
+  ++stats_.delivered;
+  stats_.delivered_flits += p.flits;
+  switch (p.kind) {
+    case PacketKind::kWrite:
+    case PacketKind::kMcStore:  // lands in our memory
+      rx->return_credits(p.vc, p.flits, t);
+      shared_.endpoints[static_cast<size_t>(p.src)]->landed();
+      mem_submit(write_job(p));
+      break;
+    case PacketKind::kMemRead:
+    case PacketKind::kReadReq:  // a peer (or a switch's engine) reads us
+    case PacketKind::kAtomic:   // a read-modify-write of our memory
+      // The request keeps its buffer space until its answer leaves.
+      mem_submit(answer_job(p, HeldCredits{rx, p.vc, p.flits}));
+      break;
+    case PacketKind::kMemReadData:
+    case PacketKind::kLdReduceResp:
+    case PacketKind::kAtomicResp:
+      rx->return_credits(p.vc, p.flits, t);
+      data_arrived(p);
+      break;
+    default:
+      throw InvariantError(std::string(name()) + ": a TLM endpoint cannot take a packet of kind " +
+                           std::to_string(static_cast<int>(p.kind)));
+  }
+}
+
+TlmEndpoint::MemJob TlmEndpoint::write_job(const Packet& p) {
+  MemJob j;
+  j.write = true;
+  j.addr = p.addr;
+  j.bytes = p.bytes;
+  j.payload = p.payload;
+  return j;
+}
+
+// A read (kMemRead, kReadReq) or an atomic (kAtomic) to answer.
+TlmEndpoint::MemJob TlmEndpoint::answer_job(const Packet& p, HeldCredits held) {
+  MemJob j;
+  j.addr = p.addr;
+  j.bytes = p.bytes;
+  j.to = p.src;
+  j.tag = p.step;
+  j.held = held;
+  if (p.kind == PacketKind::kAtomic) {
+    j.atomic = true;
+    j.op = static_cast<AtomicExtension::Op>(p.group);
+    j.dtype = p.dtype;
+    j.payload = p.payload;  // the operand; the old value goes back in it
+    j.reply = PacketKind::kAtomicResp;
+  } else {
+    j.reply = p.kind == PacketKind::kMemRead ? PacketKind::kMemReadData : PacketKind::kReadResp;
+    j.group = p.group;
+  }
+  return j;
 }
 
 // -------------------------------------------------------------- end of run
@@ -412,7 +419,7 @@ std::uint64_t TlmEndpoint::payload_slots_held() const {
     for (const auto& q : p.ready)
       for (std::size_t i = 0; i < q.size(); ++i)
         if (q[i].payload != kNoPayload) ++n;
-  for (const MemJob& j : jobs_)
+  for (const MemJob& j : mem_.jobs)
     if (j.live && j.payload != kNoPayload) ++n;
   return n;
 }
@@ -423,17 +430,17 @@ nlohmann::json TlmEndpoint::stats() const {
   nlohmann::json j;
   j["name"] = name();
   nlohmann::json ops = nlohmann::json::object();
-  for (int k = 1; k < kOps; ++k) ops[names[k]] = {{"transactions", accepted_[k]}, {"bytes", bytes_[k]}};
+  for (int k = 1; k < kOps; ++k) ops[names[k]] = {{"transactions", stats_.accepted[k]}, {"bytes", stats_.bytes[k]}};
   j["accepted"] = ops;
-  j["errors"] = errors_;
-  j["backpressured"] = backpressured_;
-  j["queue_max_packets"] = queued_max_;
+  j["errors"] = stats_.errors;
+  j["backpressured"] = stats_.backpressured;
+  j["queue_max_packets"] = stats_.queued_max;
   std::uint64_t open = 0;
   for (const Txn& x : txns_) open += x.live ? 1 : 0;
   j["open_transactions"] = open;
-  j["read_latency_ns"] = latency_json(read_latency_ps_);
-  j["ld_reduce_latency_ns"] = latency_json(ld_reduce_latency_ps_);
-  j["memory"] = dmi_ok_ ? "dmi" : "b_transport";
+  j["read_latency_ns"] = latency_json(stats_.read_latency_ps);
+  j["ld_reduce_latency_ns"] = latency_json(stats_.ld_reduce_latency_ps);
+  j["memory"] = mem_.dmi_ok ? "dmi" : "b_transport";
   return j;
 }
 

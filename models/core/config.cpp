@@ -64,14 +64,13 @@ Config scaleout_tier_config(const Config& c) {
   // A granted packet holds output-buffer space from its grant through the
   // pipeline until its tail leaves: the buffer covers the pipeline at the
   // link rate plus four packets, so the latency does not cap throughput.
-  t.sw.output_buffer_flits = t.sw.pipeline_cycles + 4 * max_packet_flits(t);
+  t.sw.output_buffer_flits = t.sw.pipeline_cycles + 4 * static_cast<std::int64_t>(max_packet_flits(t));
   t.link.ber = so.ber;
   t.link.fec = so.fec;
   t.link.retry = so.retry;
   t.link.replay_buffer_flits = so.replay_buffer_flits;
-  // SHARP: the leaves' engines take push-style contributions (IB SHARP's
-  // data flow), so the tier's switches are built with one.
-  if (so.sharp) t.collective.algorithm = CollectiveAlgo::kPush;
+  // Whether the tier's switches have reduction engines (scaleout.sharp) is
+  // the fabric builder's decision, per switch (models/sc/fabric_params.cpp).
   return t;
 }
 
@@ -106,9 +105,8 @@ bool link_reliability_on(const Config& c) {
   if (c.topology.kind == TopologyKind::kScaleOut &&
       (c.scaleout.ber > 0 || c.scaleout.fec != Fec::kNone || c.scaleout.retry != Retry::kNone))
     return true;
-  for (const Fault& f : c.faults.list)
-    if (f.kind == FaultKind::kBer) return true;
-  return false;
+  return std::any_of(c.faults.list.begin(), c.faults.list.end(),
+                     [](const Fault& f) { return f.kind == FaultKind::kBer; });
 }
 
 Ps switch_cycle_ps(const SwitchConfig& s) {

@@ -102,7 +102,10 @@ Partition whole_fabric(int gpus) {
   return make_partition("all", std::to_string(gpus) + "x1", gpus, "all GPUs");
 }
 
-TrainingWorkload load_training(const std::string& path, const std::string& overrides) {
+namespace {
+
+// The file, parsed; ConfigError if it cannot be read or is not JSON.
+nlohmann::json read_json(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     fail("collective.workload: '" + path + "' is a directory, not a JSON file");
@@ -114,79 +117,91 @@ TrainingWorkload load_training(const std::string& path, const std::string& overr
   } catch (const nlohmann::json::parse_error& e) {
     fail("collective.workload '" + path + "' is not valid JSON: " + e.what());
   }
-  const std::string where = "workload '" + path + "'";
-  if (!j.is_object()) fail(where + ": expected a JSON object with \"calls\"");
-  TrainingWorkload w;
-  w.path = path;
+  return j;
+}
+
+// "groups": {"tp": "8x1", ...}, each layout checked.
+void read_groups(const nlohmann::json& value, const std::string& where, TrainingWorkload& w) {
+  for (const auto& [g, layout] : value.items()) {
+    if (!layout.is_string())
+      fail(where + ": groups." + g + " must be a layout string such as \"8x1\"");
+    if (g == "all") fail(where + ": group name 'all' is reserved (every GPU)");
+    parse_layout(layout.get<std::string>(), where + " groups." + g);
+    w.groups.emplace_back(g, layout.get<std::string>());
+  }
+}
+
+// calls[i]: its fields; op, bytes and group required.
+TrainingCall read_call(const nlohmann::json& c, std::size_t i, const std::string& where) {
+  const std::string at = where + " calls[" + std::to_string(i) + "]";
+  if (!c.is_object()) fail(at + ": expected an object");
+  TrainingCall call;
+  bool has_bytes = false, has_group = false, has_op = false;
+  for (const auto& [f, v] : c.items()) {
+    const std::string fw = at + "." + f;
+    if (f == "name" && v.is_string()) {
+      call.name = v.get<std::string>();
+    } else if (f == "op" && v.is_string()) {
+      call.op = enum_named(v.get<std::string>(),
+                           std::vector<CollectiveOp>{CollectiveOp::kAllReduce,
+                                                     CollectiveOp::kReduceScatter,
+                                                     CollectiveOp::kAllGather,
+                                                     CollectiveOp::kAllToAll},
+                           fw);
+      has_op = true;
+    } else if (f == "algorithm" && v.is_string()) {
+      call.algorithm = enum_named(v.get<std::string>(),
+                                  std::vector<CollectiveAlgo>{CollectiveAlgo::kRing,
+                                                              CollectiveAlgo::kDirect,
+                                                              CollectiveAlgo::kHierarchical},
+                                  fw);
+    } else if (f == "bytes" && v.is_number_unsigned() && v.get<std::uint64_t>() > 0) {
+      call.bytes = v.get<std::uint64_t>();
+      has_bytes = true;
+    } else if (f == "group" && v.is_string()) {
+      call.group = v.get<std::string>();
+      has_group = true;
+    } else if (f == "compute_ns" && v.is_number() && v.get<double>() >= 0) {
+      call.compute_ns = v.get<double>();
+    } else {
+      fail(fw + " = " + v.dump() +
+           ": unknown field or wrong type; a call has name (string), op (string), "
+           "algorithm (string), bytes (integer > 0, per GPU), group (string), "
+           "compute_ns (number >= 0)");
+    }
+  }
+  if (!has_op || !has_bytes || !has_group) fail(at + ": op, bytes and group are required");
+  if (call.name.empty()) call.name = "call" + std::to_string(i);
+  return call;
+}
+
+// The top-level fields: name, description, groups, calls.
+void read_fields(const nlohmann::json& j, const std::string& where, TrainingWorkload& w) {
   for (const auto& [key, value] : j.items()) {
     if (key == "name" && value.is_string()) {
       w.name = value.get<std::string>();
     } else if (key == "description" && value.is_string()) {
     } else if (key == "groups" && value.is_object()) {
-      for (const auto& [g, layout] : value.items()) {
-        if (!layout.is_string())
-          fail(where + ": groups." + g + " must be a layout string such as \"8x1\"");
-        if (g == "all") fail(where + ": group name 'all' is reserved (every GPU)");
-        parse_layout(layout.get<std::string>(), where + " groups." + g);
-        w.groups.emplace_back(g, layout.get<std::string>());
-      }
+      read_groups(value, where, w);
     } else if (key == "calls" && value.is_array()) {
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        const auto& c = value[i];
-        const std::string at = where + " calls[" + std::to_string(i) + "]";
-        if (!c.is_object()) fail(at + ": expected an object");
-        TrainingCall call;
-        bool has_bytes = false, has_group = false, has_op = false;
-        for (const auto& [f, v] : c.items()) {
-          const std::string fw = at + "." + f;
-          if (f == "name" && v.is_string()) {
-            call.name = v.get<std::string>();
-          } else if (f == "op" && v.is_string()) {
-            call.op = enum_named(v.get<std::string>(),
-                                 std::vector<CollectiveOp>{CollectiveOp::kAllReduce,
-                                                           CollectiveOp::kReduceScatter,
-                                                           CollectiveOp::kAllGather,
-                                                           CollectiveOp::kAllToAll},
-                                 fw);
-            has_op = true;
-          } else if (f == "algorithm" && v.is_string()) {
-            call.algorithm = enum_named(v.get<std::string>(),
-                                        std::vector<CollectiveAlgo>{CollectiveAlgo::kRing,
-                                                                    CollectiveAlgo::kDirect,
-                                                                    CollectiveAlgo::kHierarchical},
-                                        fw);
-          } else if (f == "bytes" && v.is_number_unsigned() && v.get<std::uint64_t>() > 0) {
-            call.bytes = v.get<std::uint64_t>();
-            has_bytes = true;
-          } else if (f == "group" && v.is_string()) {
-            call.group = v.get<std::string>();
-            has_group = true;
-          } else if (f == "compute_ns" && v.is_number() && v.get<double>() >= 0) {
-            call.compute_ns = v.get<double>();
-          } else {
-            fail(fw + " = " + v.dump() +
-                 ": unknown field or wrong type; a call has name (string), op (string), "
-                 "algorithm (string), bytes (integer > 0, per GPU), group (string), "
-                 "compute_ns (number >= 0)");
-          }
-        }
-        if (!has_op || !has_bytes || !has_group) fail(at + ": op, bytes and group are required");
-        if (call.name.empty()) call.name = "call" + std::to_string(i);
-        w.calls.push_back(call);
-      }
+      for (std::size_t i = 0; i < value.size(); ++i) w.calls.push_back(read_call(value[i], i, where));
     } else {
       fail(where + ": unknown field '" + key + "' or wrong type; a workload has name (string), "
            "description (string), groups (object of layouts), calls (array)");
     }
   }
-  if (w.calls.empty()) fail(where + ": no calls");
-  if (w.name.empty()) {  // the file's name without its directory and .json
-    const auto slash = path.rfind('/');
-    w.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-    if (w.name.size() > 5 && w.name.compare(w.name.size() - 5, 5, ".json") == 0)
-      w.name.resize(w.name.size() - 5);
-  }
-  // collective.groups: "name=layout,name=layout".
+}
+
+// The file's name without its directory and .json.
+std::string name_from_path(const std::string& path) {
+  const auto slash = path.rfind('/');
+  std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
+  return name;
+}
+
+// collective.groups: "name=layout,name=layout" replace the file's layouts.
+void apply_overrides(const std::string& overrides, const std::string& where, TrainingWorkload& w) {
   std::stringstream ss(overrides);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -208,6 +223,10 @@ TrainingWorkload load_training(const std::string& path, const std::string& overr
            " (its groups: " + names + ")");
     }
   }
+}
+
+// Every call names a known group and an algorithm modelled for its op.
+void check_calls(const std::string& where, const TrainingWorkload& w) {
   for (std::size_t i = 0; i < w.calls.size(); ++i) {
     const TrainingCall& c = w.calls[i];
     const std::string at = where + " calls[" + std::to_string(i) + "] (" + c.name + ")";
@@ -224,6 +243,21 @@ TrainingWorkload load_training(const std::string& path, const std::string& overr
       fail(at + ": hierarchical runs on every GPU (its groups are the domains and the ranks); "
            "use group 'all'");
   }
+}
+
+}  // namespace
+
+TrainingWorkload load_training(const std::string& path, const std::string& overrides) {
+  const nlohmann::json j = read_json(path);
+  const std::string where = "workload '" + path + "'";
+  if (!j.is_object()) fail(where + ": expected a JSON object with \"calls\"");
+  TrainingWorkload w;
+  w.path = path;
+  read_fields(j, where, w);
+  if (w.calls.empty()) fail(where + ": no calls");
+  if (w.name.empty()) w.name = name_from_path(path);
+  apply_overrides(overrides, where, w);
+  check_calls(where, w);
   return w;
 }
 

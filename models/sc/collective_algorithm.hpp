@@ -115,8 +115,8 @@ class CollectiveAlgorithm {
     }
     return pk;
   }
-  std::uint16_t flits_on(const Port& port, std::uint64_t bytes) const {
-    return static_cast<std::uint16_t>(gpu_.flits_on(port, bytes));
+  static std::uint16_t flits_on(const Port& port, std::uint64_t bytes) {
+    return static_cast<std::uint16_t>(Gpu::flits_on(port, bytes));
   }
   void try_links() const {
     for (int l = 0; l < gpu_.links(); ++l) gpu_.try_link(l);

@@ -23,6 +23,7 @@
 #include "models/core/collective.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/fabric_endpoint.hpp"
+#include "models/sc/fabric_params.hpp"
 #include "models/sc/gpu.hpp"
 #include "models/sc/link.hpp"
 #include "models/sc/switch.hpp"
@@ -62,9 +63,12 @@ class Fabric : public sc_core::sc_module {
   // `rtl_alu` makes each switch's ALU backend when reduction.alu=rtl (the
   // RTL adapter lives above the models: rtl/rtl_alu.hpp). `endpoints` makes
   // the endpoints of workload.kind=tlm (the TLM adapters: tlm/tlm_fabric.hpp).
+  // Elaboration is Fabric::Builder's (fabric_build.cpp).
   Fabric(const sc_core::sc_module_name& name, const Config& cfg, const AluFactory& rtl_alu = {},
          const EndpointFactory& endpoints = {});
   ~Fabric() override;
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
 
   // Runs warm-up + window, then finish(). Returns false (and error() says
   // why) if a model invariant or a conservation check failed.
@@ -119,6 +123,15 @@ class Fabric : public sc_core::sc_module {
 
  private:
   void check_end_of_run(Ps end);
+  // stats.json's sections (stats_report.cpp).
+  nlohmann::json sim_json() const;
+  nlohmann::json throughput_json() const;
+  nlohmann::json tiers_json() const;
+  nlohmann::json conservation_json() const;
+  nlohmann::json links_json() const;
+  nlohmann::json reliability_json(nlohmann::json& links) const;
+  nlohmann::json switches_json() const;
+  double window_flit_cycles() const;  // the window's length in flit times
   // The watchdog's report: where every stuck packet sits, what it waits for,
   // and a cycle of links waiting on each other if there is one.
   std::string stuck_report(Ps now, Ps since);
@@ -127,8 +140,13 @@ class Fabric : public sc_core::sc_module {
   // the window's end: statistics then cover [0, end].
   bool ends_with_work() const { return collective() || !external_.empty(); }
 
+  // Elaboration, step by step (fabric_build.cpp): it fills the members below.
+  class Builder;
+
   Config cfg_;
-  Config tier_cfg_;  // scale-out: the leaves' and spines' link and switch parameters
+  // Each part's parameters, resolved once by the builder; the scale-out
+  // tier's link and switch parameters (tier_config()) for the statistics.
+  FabricParams params_;
   Window window_;
   Scheduler scheduler_;
   Topology topo_;
@@ -142,10 +160,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<std::unique_ptr<FabricEndpoint>> external_;  // workload.kind=tlm
   std::vector<std::unique_ptr<Link>> links_;
-  // Per link, for the statistics by tier: in a scale-up domain, a GPU's NIC
-  // link into its leaf (the boundary), or another scale-out link.
-  enum class LinkTier : std::uint8_t { kScaleUp, kNicOut, kScaleOut };
-  std::vector<LinkTier> link_tier_;
+  std::vector<LinkTier> link_tier_;  // [link], for the statistics by tier
   Conservation cons_;
   std::string error_;
   bool checked_ = false;
@@ -166,8 +181,11 @@ class Fabric : public sc_core::sc_module {
   std::vector<LinkSender> senders_;          // [link]
   std::vector<std::vector<int>> fault_hits_;  // [fault] link or GPU indexes
   std::unique_ptr<FaultInjector> faults_;
-  void build_faults();
   void apply_fault(std::size_t f, std::size_t k);
+  // What the watchdog asks of the fabric (is anything moving, stuck, ...).
+  Watchdog::Probes watchdog_probes();
+  // A collective call ended: its bytes by tier, the log line.
+  void call_ended(CollectiveCall& c);
 
  public:
   const FaultInjector* faults() const { return faults_.get(); }

@@ -19,14 +19,14 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
       es_(element_bytes(cfg.collective.dtype)),
       stripe_bytes_(stripe_bytes(cfg)),
       ports_(static_cast<size_t>(links)),
-      own_(static_cast<size_t>(cfg.collective.payload_bytes)) {
-  vcs_ = static_cast<int>(cfg.sw.vcs);
+      domain_end_(n_),
+      own_(static_cast<size_t>(cfg.collective.payload_bytes)),
+      vcs_(static_cast<int>(cfg.sw.vcs)) {
   for (auto& p : ports_) {
     p.ready.resize(static_cast<size_t>(vcs_));
     p.flit_bytes = cfg.link.flit_bytes;
   }
-  domain_end_ = n_;
-  call_.members = &sweep.partition(0).groups[0];  // until a call names its group
+  call_.members = sweep.partition(0).groups.data();  // until a call names its group
   call_.size = n_;
   call_.rank = id;
   for (int k = 0; k < links; ++k) up_ports_.push_back(k);
@@ -168,9 +168,7 @@ void Gpu::schedule_try(int l, Ps t) {
 bool Gpu::has_work(const Port& port) const {
   if (!port.first_step.empty() && may_issue()) return true;
   if (!port.reads.empty()) return true;
-  for (const auto& q : port.ready)
-    if (!q.empty()) return true;
-  return false;
+  return std::any_of(port.ready.begin(), port.ready.end(), [](const auto& q) { return !q.empty(); });
 }
 
 PacketId Gpu::make_read_response(Port& port) {
@@ -226,7 +224,7 @@ void Gpu::try_link(int l) {
         return 0;
       },
       [&](int v) {  // (right after head(v): `from` is VC v's)
-        PacketId id;
+        PacketId id = kNoPacket;
         if (from == kFirst) {
           id = algo_->make_first_step(port);
         } else if (from == kReads) {

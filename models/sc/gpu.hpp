@@ -48,6 +48,8 @@ class Gpu : public TimedModule {
   Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, const Config& cfg,
       PacketPool& pool, PayloadPool& payloads, CollectiveSweep& sweep, int links);
   ~Gpu() override;
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
 
   // `peer_switch`: the switch the port's links go to (faults move traffic
   // to another link of the same switch first).
@@ -57,9 +59,9 @@ class Gpu : public TimedModule {
   // a chip port and every GPU is in our domain.
   void set_port_groups(std::vector<int> up, std::vector<int> nic, int per_domain,
                        std::vector<std::int64_t> flit_bytes);
-  // Faults. The port's link took its last packet: what is queued on it and
+  // Faults. Port l's link took its last packet: what is queued on it and
   // not started moves to the GPU's other links (docs/reliability.md).
-  void link_down(int port);
+  void link_down(int l);
   void set_issue_factor(double f) { issue_factor_ = f; }
   // Some link in the fabric went down: from now on check, per packet,
   // that the switch a link leads to can still reach the destination.
@@ -93,9 +95,9 @@ class Gpu : public TimedModule {
   // A read the switch asked of us (for an ld_reduce), not yet answered: the
   // request keeps its place in our receive buffer until its response is made.
   struct ReadReq {
-    std::uint64_t first;
-    std::uint32_t count;
-    std::uint16_t group;
+    std::uint64_t first = 0;
+    std::uint32_t count = 0;
+    std::uint16_t group = 0;
     HeldCredits held;
   };
   struct Port {
@@ -126,7 +128,7 @@ class Gpu : public TimedModule {
     return dst < domain_end_ && (dst < 0 || dst >= domain_begin_) ? up_ports_ : nic_ports_;
   }
   // Flits of a packet with `bytes` of data on `port`: a header flit and the data.
-  int flits_on(const Port& port, std::uint64_t bytes) const {
+  static int flits_on(const Port& port, std::uint64_t bytes) {
     const auto fb = static_cast<std::uint64_t>(port.flit_bytes);
     return 1 + static_cast<int>((bytes + fb - 1) / fb);
   }
@@ -144,7 +146,7 @@ class Gpu : public TimedModule {
   bool has_work(const Port& port) const;
   // A first-step packet may be made now (requests_: the algorithm's window).
   bool may_issue() const;
-  void receive(const Packet& p);
+  void receive(const Packet& in);
   void add_own_input(std::uint64_t first, std::uint64_t count, std::uint8_t* data);
   // The data work, skipped when timing only (collective.data=false).
   void input(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const {
