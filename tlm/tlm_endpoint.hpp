@@ -161,7 +161,7 @@ class TlmEndpoint : public FabricEndpoint {
   };
   struct Port {
     Transmitter tx;  // its link and the VC served next
-    Link* rx = nullptr;
+    Receiver rx;
     std::vector<Ring<Out>> ready;  // [vc] 0 requests, 1 responses
     Ps try_at = kNever;
   };

@@ -334,8 +334,8 @@ void TlmEndpoint::at_next_response(std::uint32_t s) {
 
 // Packet `id`'s tail arrived on port `port`'s receiving link at `t`.
 void TlmEndpoint::arrive(PacketId id, std::uint32_t port, Ps t) {
-  Link* rx = ports_[port].rx;
-  rx->arrived();
+  const Receiver& rx = ports_[port].rx;
+  rx.arrived();
   const Packet p = pool_.get(id);
   check_delivery(p, id_);
   pool_.release(id);
@@ -344,7 +344,7 @@ void TlmEndpoint::arrive(PacketId id, std::uint32_t port, Ps t) {
   switch (p.kind) {
     case PacketKind::kWrite:
     case PacketKind::kMcStore:  // lands in our memory
-      rx->return_credits(p.vc, p.flits, t);
+      rx.free(p, t);
       shared_.endpoints[static_cast<size_t>(p.src)]->landed();
       mem_submit(write_job(p));
       break;
@@ -352,12 +352,12 @@ void TlmEndpoint::arrive(PacketId id, std::uint32_t port, Ps t) {
     case PacketKind::kReadReq:  // a peer (or a switch's engine) reads us
     case PacketKind::kAtomic:   // a read-modify-write of our memory
       // The request keeps its buffer space until its answer leaves.
-      mem_submit(answer_job(p, HeldCredits{rx, p.vc, p.flits}));
+      mem_submit(answer_job(p, rx.hold(p)));
       break;
     case PacketKind::kMemReadData:
     case PacketKind::kLdReduceResp:
     case PacketKind::kAtomicResp:
-      rx->return_credits(p.vc, p.flits, t);
+      rx.free(p, t);
       data_arrived(p);
       break;
     default:

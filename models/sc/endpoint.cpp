@@ -55,7 +55,7 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
 
 void Endpoint::connect(int port, Link* tx, Link* rx) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
-  ports_[static_cast<size_t>(port)].rx = rx;
+  ports_[static_cast<size_t>(port)].rx.link = rx;
 }
 
 void Endpoint::start_of_simulation() { ensure_generation_wake(); }
@@ -250,8 +250,8 @@ void Endpoint::handle(const Item& item) {
       try_link(static_cast<int>(item.a));
       break;
     case kItemArrive: {
-      Link* rx = ports_[item.b].rx;
-      rx->arrived();
+      const Receiver& rx = ports_[item.b].rx;
+      rx.arrived();
       const PacketId id = item.a;
       Packet& p = pool_.get(id);
       check_delivery(p, id_);
@@ -273,7 +273,7 @@ void Endpoint::handle(const Item& item) {
         // request keeps its buffer space until then.
         const int l = pick_link(p.addr);
         ports_[static_cast<size_t>(l)].answers.push_back(
-            Answer{p.t_gen, p.addr, p.src, HeldCredits{rx, p.vc, p.flits}});
+            Answer{p.t_gen, p.addr, p.src, rx.hold(p)});
         pool_.release(id);
         try_link(l);
         break;
@@ -283,7 +283,7 @@ void Endpoint::handle(const Item& item) {
       const bool freed_last_slot =
           p.kind == PacketKind::kMemReadData && reads_in_flight_-- == outstanding_reads_;
       if (p.kind == PacketKind::kMemReadData) ++reads_completed_;
-      rx->return_credits(p.vc, p.flits, t);
+      rx.free(p, t);
       pool_.release(id);
       if (freed_last_slot)
         for (std::size_t l = 0; l < ports_.size(); ++l) try_link(static_cast<int>(l));

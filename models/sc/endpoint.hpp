@@ -98,7 +98,7 @@ class Endpoint : public TimedModule {
   };
   struct Port {
     Transmitter tx;  // its link and the VC served next
-    Link* rx = nullptr;
+    Receiver rx;
     std::vector<Ring<Queued>> source;  // per VC
     Ring<Answer> answers;              // reads to answer on this link (last VC)
     std::uint64_t queued = 0;

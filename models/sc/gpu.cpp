@@ -49,7 +49,7 @@ Gpu::~Gpu() = default;
 
 void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
-  ports_[static_cast<size_t>(port)].rx = rx;
+  ports_[static_cast<size_t>(port)].rx.link = rx;
   if (port_switch_.size() < ports_.size()) port_switch_.resize(ports_.size(), -1);
   port_switch_[static_cast<size_t>(port)] = peer_switch;
 }
@@ -298,15 +298,15 @@ void Gpu::handle(const Item& item) {
       try_link(static_cast<int>(item.a));
       break;
     case kItemArrive: {
-      Link* rx = ports_[item.b].rx;
-      rx->arrived();
+      const Receiver& rx = ports_[item.b].rx;
+      rx.arrived();
       Packet& p = pool_.get(item.a);
       check_delivery(p, id_);
       if (log_.packet(p)) log("receives " + describe(p) + " on port " + std::to_string(item.b));
       ++delivered_;
       delivered_flits_ += p.flits;
       // A read request keeps its buffer space until it is answered.
-      if (p.kind != PacketKind::kReadReq) rx->return_credits(p.vc, p.flits, item.time);
+      if (p.kind != PacketKind::kReadReq) rx.free(p, item.time);
       if (p.kind == PacketKind::kWrite && p.payload == kNoPayload)
         throw InvariantError("GPU received a write without data");
       Packet in = p;  // a copy: receive() may grow the packet pool

@@ -102,7 +102,7 @@ class Gpu : public TimedModule {
   };
   struct Port {
     Transmitter tx;  // its link and the VC served next
-    Link* rx = nullptr;
+    Receiver rx;
     std::vector<Ring<PacketId>> ready;  // [vc] packets made on arrival (forwards, stores)
     Ring<ReadReq> reads;                // read requests to answer on this link (VC 1)
     Ring<std::uint64_t> first_step;     // entries to make the first step's packets from

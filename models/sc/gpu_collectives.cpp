@@ -97,7 +97,7 @@ void Gpu::receive(const Packet& in) {
   const int l = pick_link(in.addr);
   ports_[static_cast<size_t>(l)].reads.push_back(
       ReadReq{in.addr / es_, static_cast<std::uint32_t>(in.bytes / es_), in.group,
-              HeldCredits{ports_[static_cast<size_t>(in.out_port)].rx, in.vc, in.flits}});
+              ports_[static_cast<size_t>(in.out_port)].rx.hold(in)});
   try_link(l);
 }
 

@@ -1,14 +1,22 @@
-// The sending side of a link port, shared by every module that sends on a
-// link (switch outputs, synthetic endpoints, GPUs, NICs, TLM endpoints).
+// The two sides of a link port, shared by every module on a link (switch
+// ports, synthetic endpoints, GPUs, NICs, TLM endpoints): Transmitter sends,
+// Receiver gives the buffer space back as credits.
 //
+// Transmitter
 // Policy (virtual cut-through, docs/models/link.md): when the link is free,
 // the VCs are offered round-robin from the one after the last VC served; a
 // VC's head goes only when the VC has credits for all its flits. When
 // nothing goes and some head lacks credits, the link counts a credit stall
 // from now and wakes the sender (kItemCreditWake) when credits land; when
-// something goes, the stall (if any) ends now. The receiving side returns
-// credits through Link::return_credits (or HeldCredits::release, for a
-// packet it keeps past its arrival).
+// something goes, the stall (if any) ends now.
+//
+// Receiver: a packet takes its flits of its VC's buffer when it arrives;
+// the receiver frees them when the packet leaves the buffer (a switch input
+// when the crossbar has moved it, a sink at once, a GPU when it has taken
+// the data) and the credits then travel back over the link (link.md,
+// "Credits"). A packet kept past its arrival (a read request waiting for its
+// answer) holds its credits until it is released, so the sender is
+// flow-controlled by the receiver's answers.
 #pragma once
 #include "models/core/time.hpp"
 #include "models/sc/link.hpp"
@@ -59,6 +67,19 @@ class Transmitter {
 
  private:
   int vc_ptr_ = 0;  // the VC offered first next time
+};
+
+class Receiver {
+ public:
+  Link* link = nullptr;  // null for a port fed by no link (a switch's engine input)
+
+  // The arrival of a packet was handled: one packet fewer on the link.
+  void arrived() const { link->arrived(); }
+  // `flits` of `vc` left the buffer at `t` (>= now): their credits go back.
+  void free(int vc, int flits, Ps t) const { link->return_credits(vc, flits, t); }
+  void free(const Packet& p, Ps t) const { free(p.vc, p.flits, t); }
+  // The packet stays past its arrival: its credits go back on release().
+  HeldCredits hold(const Packet& p) const { return HeldCredits{link, p.vc, p.flits}; }
 };
 
 }  // namespace fabricsim

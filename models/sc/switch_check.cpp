@@ -81,7 +81,7 @@ void Switch::check_input_credits() {
   // must equal the credits the upstream link counts as outstanding (granted
   // packets have had their credit return scheduled).
   for (int i = 0; i < params_.ports; ++i) {
-    const Link& up = *inputs_[static_cast<size_t>(i)].link;
+    const Link& up = *inputs_[static_cast<size_t>(i)].rx.link;
     std::int64_t on_wire = 0;
     for_each_pending([&](const Item& it) {
       if (it.kind == kItemArrive && it.b == static_cast<std::uint32_t>(i))
@@ -158,14 +158,14 @@ void Switch::diagnose(Stuck& out) const {
     for (int o : targets) {
       outs += (outs.empty() ? "" : ", ") + std::string("out") + std::to_string(o);
       const SwitchOutput& ot = outputs_[static_cast<size_t>(o)];
-      if (in.link && ot.tx.link) out.waits.emplace_back(in.link, ot.tx.link);
+      if (in.rx.link && ot.tx.link) out.waits.emplace_back(in.rx.link, ot.tx.link);
       std::string space;
       for (int v = 0; v < params_.vcs; ++v)
         space += (v ? "/" : "") + std::to_string(outputs_.space(o, v));
       outs += " (output buffer free " + space + " flits per VC)";
     }
     out.lines.push_back(base + ".in" + std::to_string(i) +
-                        (in.link ? " (fed by " + in.link->name() + ")" : std::string()) + ": " +
+                        (in.rx.link ? " (fed by " + in.rx.link->name() + ")" : std::string()) + ": " +
                         std::to_string(packets) + " packets, " + std::to_string(in.total_occ) +
                         " flits; first " + describe(head) + "; waiting for " + outs);
   }

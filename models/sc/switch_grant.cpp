@@ -70,7 +70,7 @@ PacketId Switch::take_granted(SwitchInput& in, int i, int vc, int o) {
 Ps Switch::input_busy_until(SwitchInput& in, int i, const Packet& p, Ps e) {
   if (!is_engine_port(i)) {
     // The tail arrives at the input's own link rate (a degraded link is slower).
-    const Ps in_flit = in.link != nullptr ? in.link->flit_ps() : params_.flit_ps;
+    const Ps in_flit = in.rx.link != nullptr ? in.rx.link->flit_ps() : params_.flit_ps;
     const Ps tail_in = p.t_head + static_cast<Ps>(p.flits - 1) * in_flit;
     return std::max(e + alloc_.xfer_ps[p.flits], tail_in);
   }

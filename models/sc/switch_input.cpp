@@ -27,7 +27,7 @@ SwitchInputs::SwitchInputs(const SwitchParams& p)
 
 void Switch::arrive(PacketId id, int port) {
   SwitchInput& in = inputs_[static_cast<size_t>(port)];
-  in.link->arrived();
+  in.rx.arrived();
   Packet& p = pool_.get(id);
   const Ps t = now();
   // Route: the output ports toward the destination endpoint; with several
@@ -58,7 +58,7 @@ void Switch::arrive(PacketId id, int port) {
   }
 
   if (params_.queueing == Queueing::kOutput) {
-    const Ps tail = t + static_cast<Ps>(p.flits - 1) * in.link->flit_ps();
+    const Ps tail = t + static_cast<Ps>(p.flits - 1) * in.rx.link->flit_ps();
     leave_input(in, p.vc, p.flits, t, tail);
     enqueue_output(p.out_port, id, edge_at_or_after(t, params_.cycle_ps) + params_.pipeline_ps);
     return;
@@ -71,7 +71,7 @@ void Switch::take_into_buffer(SwitchInput& in, const Packet& p, Ps t) {
   in.apply_departures(t);
   const int occ = in.occupancy[p.vc];
   if (occ + p.flits > params_.in_capacity_per_vc)
-    throw InvariantError(in.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
+    throw InvariantError(in.rx.link->name() + ": input buffer overrun on vc" + std::to_string(p.vc) +
                          " (" + std::to_string(occ) + " + " + std::to_string(p.flits) + " > " +
                          std::to_string(params_.in_capacity_per_vc) +
                          " flits): credits were not honoured");
@@ -139,11 +139,11 @@ void Switch::leave_input(SwitchInput& in, int vc, int flits, Ps t_in, Ps t_out) 
   in.apply_departures(now());
   in.departures.push_back(
       Departure{t_out, static_cast<std::uint16_t>(vc), static_cast<std::uint16_t>(flits)});
-  if (in.link == nullptr) return;  // the engine's input: no buffer, no credits
+  if (in.rx.link == nullptr) return;  // the engine's input: no buffer, no credits
   in.occ_integral += static_cast<double>(flits) *
                      static_cast<double>(overlap(t_in, t_out, window_.begin, window_.end));
   if (wave_) wave_->add(in.w_occupancy, t_out, -flits);
-  in.link->return_credits(vc, flits, t_out);
+  in.rx.free(vc, flits, t_out);
 }
 
 int Switch::input_occupancy(int port, int vc, Ps t) {

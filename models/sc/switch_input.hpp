@@ -11,6 +11,7 @@
 #include "models/core/port_set.hpp"
 #include "models/core/ring.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 #include "models/sc/switch_params.hpp"
 
 namespace fabricsim {
@@ -36,7 +37,7 @@ struct Departure {
 };
 
 struct SwitchInput {
-  Link* link = nullptr;       // null for an engine port's input
+  Receiver rx;                // its link; none for an engine port's input
   std::uint32_t pending = 0;  // packets waiting for allocation
   // fifo: [vc]; voq: [vc * xports + out]: the packets queued and (voq) the
   // multicast copies not made yet, queued behind them (a packet joining

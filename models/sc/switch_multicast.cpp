@@ -49,7 +49,7 @@ void Switch::replicate(PacketId id, int port, Ps t) {
   }
   if (params_.queueing == Queueing::kOutput) {
     // Ideal output queueing: every copy is in its output queue at once.
-    retire_original(port, id, t + static_cast<Ps>(original.flits - 1) * in.link->flit_ps());
+    retire_original(port, id, t + static_cast<Ps>(original.flits - 1) * in.rx.link->flit_ps());
     return;
   }
   request_tick(t);
