@@ -407,7 +407,13 @@ TEST(Cli, CompareNcclTestsOutput) {
     EXPECT_NE(r.output.find(std::string("\n  ") + std::string(12 - std::strlen(size), ' ') + size + " "),
               std::string::npos)
         << size << r.output;
-  EXPECT_NE(r.output.find("# 11 sizes compared: mean |error|"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# 11 sizes compared: time mean |error|"), std::string::npos) << r.output;
+  // The error column of time for every size; busbw's only where the log's
+  // two decimals resolve it (>= 1 GB/s), and what the model leaves out.
+  EXPECT_NE(r.output.find("busbw '-': measured below 1 GB/s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# Not in the model: the GPU side of a collective"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("no measured call took less"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(dir + "/stats.json"));
   // The configuration in the same form as run's: positional, after the log.
   const Result p = sh("compare " + log + " " + kSrc +
