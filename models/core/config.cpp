@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/core/collective_algorithms.hpp"
+
 namespace fabricsim {
 
 int packet_flits_for(const Config& c, std::int64_t payload_bytes) {
@@ -19,13 +21,12 @@ bool uses_reduction_engine(const Config& c) {
   // TLM initiators may issue multimem operations on any multicast object.
   if (c.workload.kind == WorkloadKind::kTlm) return !c.tlm.multicast.empty();
   if (c.workload.kind != WorkloadKind::kCollective) return false;
-  const CollectiveAlgo a = c.collective.algorithm;
-  if (a == CollectiveAlgo::kPush) return true;
-  if (a != CollectiveAlgo::kNvls) return false;
-  // NVLS all-gather only multicasts: it needs the engine only to replicate
+  const AlgorithmTraits& t = traits_of(c.collective.algorithm);
+  if (has_op(t.reduces_in_switch, c.collective.op)) return true;
+  // Multicast alone (NVLS all-gather) needs the engine only to replicate
   // there (the ideal output-queued switch replicates at once anyway).
-  return c.collective.op == CollectiveOp::kAllReduce ||
-         (c.sw.multicast == Multicast::kEngine && c.sw.queueing != Queueing::kOutput);
+  return t.multicasts && c.sw.multicast == Multicast::kEngine &&
+         c.sw.queueing != Queueing::kOutput;
 }
 
 std::uint64_t stripe_bytes(const Config& c) {

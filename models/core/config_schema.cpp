@@ -2,6 +2,7 @@
 // structs in config.hpp), allowed range and description, declared section by
 // section. A new section is a new add_*_keys function listed in kSections;
 // the list's order is the order 'fabricsim params' and docs/config.md show.
+#include "models/core/collective_algorithms.hpp"
 #include "models/core/config.hpp"
 
 #include <string>
@@ -56,12 +57,13 @@ const std::vector<std::pair<std::string, InterAlgo>> kInterAlgos = {
     {"ring", InterAlgo::kRing},
     {"tree", InterAlgo::kTree},
     {"double_tree", InterAlgo::kDoubleTree}};
-const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = {
-    {"ring", CollectiveAlgo::kRing},
-    {"nvls", CollectiveAlgo::kNvls},
-    {"push", CollectiveAlgo::kPush},
-    {"direct", CollectiveAlgo::kDirect},
-    {"hierarchical", CollectiveAlgo::kHierarchical}};
+// The algorithms' names, from their table (collective_algorithms.hpp).
+std::vector<std::pair<std::string, CollectiveAlgo>> algorithm_choices() {
+  std::vector<std::pair<std::string, CollectiveAlgo>> out;
+  for (const AlgorithmTraits& t : collective_algorithms()) out.emplace_back(t.name, t.id);
+  return out;
+}
+const std::vector<std::pair<std::string, CollectiveAlgo>> kCollectiveAlgos = algorithm_choices();
 const std::vector<std::pair<std::string, DType>> kDTypes = {{"fp32", DType::kFp32},
                                                             {"fp16", DType::kFp16},
                                                             {"bf16", DType::kBf16},

@@ -9,6 +9,7 @@
 // The only config file that uses topology and training: they depend on the
 // Config types, and checking a config means building its wiring and reading
 // its training workload.
+#include "models/core/collective_algorithms.hpp"
 #include "models/core/config.hpp"
 
 #include <cmath>
@@ -166,21 +167,11 @@ void check_traffic_endpoint_count(const Config& c) {
     fail("traffic.allow_self=false needs at least 2 endpoints, got " + endpoint_count_key(c));
 }
 
-// Which collective ops an algorithm implements.
+// Which collective ops an algorithm implements, as messages list them.
 std::string algorithm_ops(CollectiveAlgo a) {
-  switch (a) {
-    case CollectiveAlgo::kRing:
-      return "all_reduce, reduce_scatter, all_gather, broadcast, reduce";
-    case CollectiveAlgo::kNvls:
-      return "all_reduce, all_gather, broadcast";
-    case CollectiveAlgo::kPush:
-      return "all_reduce, reduce";
-    case CollectiveAlgo::kDirect:
-      return "all_reduce, all_to_all";
-    case CollectiveAlgo::kHierarchical:
-      return "all_reduce";
-  }
-  return "";
+  std::string out;
+  for (const CollectiveOp op : traits_of(a).ops) out += (out.empty() ? "" : ", ") + to_string(op);
+  return out;
 }
 
 // An engine reduces what every GPU sends to one address, so that address
@@ -223,18 +214,19 @@ void check_collective(const Config& c) {
   if (k.min_bytes > k.max_bytes)
     fail("collective.min_bytes=" + std::to_string(k.min_bytes) +
          " is above collective.max_bytes=" + std::to_string(k.max_bytes));
+  const AlgorithmTraits& traits = traits_of(k.algorithm);
   const std::string ops = algorithm_ops(k.algorithm);
-  if ((", " + ops + ",").find(", " + to_string(k.op) + ",") == std::string::npos)
+  if (!has_op(traits.ops, k.op))
     fail("collective.algorithm=" + to_string(k.algorithm) + " supports collective.op=" + ops +
          ", not " + to_string(k.op));
   if (k.root >= n)
     fail("collective.root=" + std::to_string(k.root) + " does not exist with " +
          endpoint_count_key(c) + " GPUs (allowed 0 .. " + std::to_string(n - 1) + ")");
-  if (k.algorithm == CollectiveAlgo::kNvls && k.op == CollectiveOp::kAllReduce && c.sw.vcs < 2)
-    fail(
-        "collective.algorithm=nvls all_reduce reads through the switch: requests and "
-        "responses need separate VCs, so switch.vcs must be at least 2 (got " +
-        std::to_string(c.sw.vcs) + ")");
+  if (has_op(traits.reads_through_switch, k.op) && c.sw.vcs < 2)
+    fail("collective.algorithm=" + to_string(k.algorithm) + " " + to_string(k.op) +
+         " reads through the switch: requests and responses need separate VCs, so "
+         "switch.vcs must be at least 2 (got " +
+         std::to_string(c.sw.vcs) + ")");
   if (uses_reduction_engine(c)) {
     if (c.sw.queueing == Queueing::kOutput)
       fail("in-switch reduction (collective.algorithm=" + to_string(k.algorithm) +
@@ -254,9 +246,7 @@ void check_scaleout(const Config& c) {
         "synthetic traffic statistics count flits of one link type, and TLM endpoints are "
         "scale-up only");
   const CollectiveAlgo a = c.collective.algorithm;
-  const bool flat = a == CollectiveAlgo::kRing || a == CollectiveAlgo::kHierarchical ||
-                    (a == CollectiveAlgo::kDirect && c.collective.op == CollectiveOp::kAllToAll);
-  if (!flat)
+  if (!has_op(traits_of(a).across_domains, c.collective.op))
     fail("topology.kind=scaleout: collective.algorithm=" + to_string(a) +
          " with collective.op=" + to_string(c.collective.op) +
          " is not modelled across domains yet; use ring or hierarchical (or direct all_to_all)");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/collective_algorithms.hpp"
 #include "models/core/collective.hpp"
 #include "models/core/config.hpp"
 #include "models/sc/collective_algorithm.hpp"
@@ -594,14 +595,23 @@ TEST(Collective, RtlAluGivesTheSameRunAsTheModel) {
   EXPECT_EQ(beats, folds);
 }
 
-// Every collective.algorithm value finds its class in the registry, under
-// the name the config uses.
+// Every row of the algorithms' table (models/core/collective_algorithms.hpp:
+// what the configuration accepts) finds its class in the registry under the
+// same name, and the registry has no class the table does not list.
 TEST(CollectiveAlgorithms, EveryAlgorithmValueIsRegistered) {
   const std::vector<std::string> names = collective_algorithm_names();
-  for (CollectiveAlgo a : {CollectiveAlgo::kRing, CollectiveAlgo::kNvls, CollectiveAlgo::kPush,
-                           CollectiveAlgo::kDirect, CollectiveAlgo::kHierarchical})
-    EXPECT_NE(std::find(names.begin(), names.end(), to_string(a)), names.end()) << to_string(a);
-  EXPECT_EQ(names.size(), 5u);
+  for (const AlgorithmTraits& t : collective_algorithms()) {
+    EXPECT_EQ(to_string(t.id), t.name);
+    EXPECT_NE(std::find(names.begin(), names.end(), t.name), names.end()) << t.name;
+    // What the table says an algorithm implements, the config accepts.
+    for (const CollectiveOp op : t.ops) {
+      EXPECT_NO_THROW(load_config("", {"workload.kind=collective", "switch.vcs=2",
+                                       std::string("collective.algorithm=") + t.name,
+                                       "collective.op=" + to_string(op)}))
+          << t.name << " " << to_string(op);
+    }
+  }
+  EXPECT_EQ(names.size(), collective_algorithms().size());
 }
 
 }  // namespace
