@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -79,6 +80,8 @@ class Switch : public TimedModule, private EngineHost {
   bool is_engine_port(int x) const { return params_.is_engine_port(x); }
   using EngineStats = ReductionEngine::Stats;
   const EngineStats& engine_stats() const { return engine_->stats(); }
+  // reduction.organisation of its engine ("" without one).
+  std::string engine_organisation() const { return engine_ ? engine_->organisation() : ""; }
   int engine_entries_in_use() const { return engine_ ? engine_->entries_in_use() : 0; }
   std::uint64_t originals_retired() const { return mc_.originals_retired; }
 
