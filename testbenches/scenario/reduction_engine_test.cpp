@@ -19,6 +19,13 @@ namespace {
 
 // What the engine asked of its switch.
 struct Host final : EngineHost {
+  Host() = default;
+  virtual ~Host() = default;
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+  Host(Host&&) = delete;
+  Host& operator=(Host&&) = delete;
+
   struct Sent {
     PacketId id;
     int port;
@@ -85,7 +92,7 @@ TEST(ReductionEngine, CentralAnswersEveryPortFromOnePool) {
   }
   // An address always maps to the same engine port, one of the engine's.
   std::vector<int> used(static_cast<std::size_t>(b.ports()), 0);
-  for (std::uint64_t a = 0; a < 64 * 128; a += 128) {
+  for (std::uint64_t a = 0; a < std::uint64_t{64} * 128; a += 128) {
     const int k = e.port_for(a);
     ASSERT_GE(k, kFirstPort);
     ASSERT_LT(k, kFirstPort + b.ports());
