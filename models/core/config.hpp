@@ -156,6 +156,7 @@ struct ReductionConfig {
   std::int64_t pipeline_cycles = 8;
   FoldOrder order = FoldOrder::kMember;
   AluKind alu = AluKind::kModel;
+  EngineOrganisation organisation = EngineOrganisation::kCentral;
 };
 
 // Stragglers: one GPU late, slow or badly connected; jitter on every GPU.

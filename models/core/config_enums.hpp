@@ -12,6 +12,9 @@ enum class Multicast { kEngine, kCrossbar };
 enum class Egress { kHash, kAligned };
 enum class FoldOrder { kMember, kArrival };
 enum class AluKind { kModel, kRtl };
+// How a switch's reduction engine is organised (reduction.organisation;
+// models/sc/reduction_engine.hpp, make_reduction_engine).
+enum class EngineOrganisation { kCentral };
 enum class Pattern {
   kUniform,
   kPermutation,

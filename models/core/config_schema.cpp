@@ -25,6 +25,8 @@ const std::vector<std::pair<std::string, Retry>> kRetries = {{"none", Retry::kNo
                                                              {"go_back_n", Retry::kGoBackN}};
 const std::vector<std::pair<std::string, AluKind>> kAluKinds = {{"model", AluKind::kModel},
                                                                 {"rtl", AluKind::kRtl}};
+const std::vector<std::pair<std::string, EngineOrganisation>> kEngineOrganisations = {
+    {"central", EngineOrganisation::kCentral}};
 const std::vector<std::pair<std::string, FoldOrder>> kFoldOrders = {
     {"member", FoldOrder::kMember}, {"arrival", FoldOrder::kArrival}};
 const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
@@ -273,6 +275,12 @@ void add_fault_keys(Keys& s) {
 
 // The in-switch reduction engine of every switch chip.
 void add_reduction_keys(Keys& s) {
+  s.add_choice("reduction.organisation", &C::reduction, &ReductionConfig::organisation,
+               kEngineOrganisations,
+               "how each switch chip's engine is built (models/sc/reduction_engine.hpp): central "
+               "(reduction.ports crossbar ports of one engine, each with its ALU, sharing one "
+               "table and one pool of replication slots; an address always goes to the same "
+               "port)");
   s.add_int("reduction.table_entries", &C::reduction, &ReductionConfig::table_entries, "entries", 1,
             1 << 24,
             "concurrent reductions per switch chip (one per address being reduced); a full "

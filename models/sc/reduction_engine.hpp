@@ -1,22 +1,36 @@
-// A switch's reduction engine (docs/models/reduction_engine.md): `ports`
-// crossbar ports of its own (after the switch's link ports), each
-// `port_bytes_per_cycle` wide, an ALU of `alu_bytes_per_cycle`, a table of
-// entries (one per address being reduced, models/core/reduction_table.hpp)
-// and replication slots for multicast writes passing through. An address
-// always maps to the same engine port (address hash), so an entry's
-// contributions all meet there.
+// The interface a switch holds to its in-switch reduction engine
+// (docs/models/reduction_engine.md), and EngineHost, what the engine asks of
+// the switch in return. An organisation of the engine (reduction.organisation)
+// is a class implementing ReductionEngine, made by make_reduction_engine();
+// the switch never names one. Today there is one: CentralEngine
+// (central_engine.hpp), k engine ports with one table.
 //
-// Timing, per packet granted to an engine port at switch edge e:
-//   - the port takes port_bytes_per_cycle per cycle and the ALU reduces
-//     alu_bytes_per_cycle (contributions only): the port is busy until
-//     e + max(ALU time, port time), at least one cycle;
-//   - the packet is folded (or, for a multicast write, replicated) after the
-//     crossbar transfer, plus the switch's pipeline_cycles, plus
-//     reduction.pipeline_cycles (the switch schedules it);
-//   - a result leaves through the engine port's crossbar input at once.
-// The switch asks the engine what a head needs (an entry, a slot, nothing)
-// before granting it; the engine asks the switch (EngineHost) to send what
-// it makes and tells it when an entry or slot frees.
+// The interface keeps the name ReductionEngine because that is what the
+// switch, the docs and the statistics (stats.json "reduction_engine") call
+// the thing the switch talks to; the organisation is the implementation's
+// name. The engine's ports are crossbar ports numbered after the switch's
+// link ports (SwitchParams::engine_port on, reduction.ports of them): an
+// organisation decides what stands behind each port (one shared table, a
+// slice per port, a slice per address hash).
+//
+// Resource queries are keyed by the engine port (or address) they concern,
+// so an organisation whose table entries or replication slots sit per port
+// or per slice answers per port; one with a single pool (central) ignores
+// it. Asks that draw on the same free count share one pool (pool()), which
+// is how the switch shares entries among heads at an edge.
+//
+// Timing assumptions the switch relies on, per packet granted to engine
+// port k at switch edge e (each organisation documents its own numbers):
+//   - accept() returns when port k can take its next packet (> e);
+//   - the switch folds the packet (fold()) once its tail has crossed, the
+//     port is done with it, and switch.pipeline_cycles + pipeline_ps(k)
+//     have passed;
+//   - what the engine makes leaves at once through an engine port's
+//     crossbar input (EngineHost::engine_send), which moves
+//     port_bytes_per_cycle(k) per switch cycle (port_ps).
+// Queries (port_for, need, free, pool, can_take, bytes_of, port_ps) are
+// asked per head and per allocation edge: they must be cheap and must not
+// change state.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,23 +66,7 @@ class EngineHost {
 
 class ReductionEngine {
  public:
-  // Everything the engine is made from, resolved once from the configuration.
-  struct Params {
-    int first_port = 0;  // crossbar index of engine port 0 (the switch's link ports come first)
-    int ports = 1;
-    std::uint64_t stripe_bytes = 128;  // address granule of the port hash
-    std::size_t table_entries = 1024;
-    std::size_t replication_slots = 256;
-    std::int64_t alu_bytes_per_cycle = 256;
-    std::int64_t port_bytes_per_cycle = 1024;
-    std::int64_t flit_bytes = 16;  // what a header-only packet takes of a port's width
-    Ps cycle_ps = 640;
-    Ps alu_pipeline_ps = 0;
-    bool arrival_order = false;  // reduction.order=arrival
-    bool data = true;            // collective.data: fold the values (else timing only)
-    static Params from(const Config& cfg, int first_port);
-  };
-  // Window statistics.
+  // Window statistics (every organisation reports these, summed over its parts).
   struct Stats {
     std::uint64_t completed = 0;      // reductions finished
     std::uint64_t contributions = 0;  // contributions folded
@@ -84,103 +82,91 @@ class ReductionEngine {
   // replication slot (a multicast write passing through), or nothing.
   enum Need { kNeedTable = 0, kNeedSlot = 1, kNeedNone = 2 };
 
-  ReductionEngine(const Params& params, PacketPool& pool, PayloadPool* payloads,
-                  std::unique_ptr<AluBackend> alu, EngineHost& host, Window window);
+  ReductionEngine() = default;
+  virtual ~ReductionEngine() = default;
+  ReductionEngine(const ReductionEngine&) = delete;
+  ReductionEngine& operator=(const ReductionEngine&) = delete;
+  ReductionEngine(ReductionEngine&&) = delete;
+  ReductionEngine& operator=(ReductionEngine&&) = delete;
 
+  // The table key of a packet: (group, address), whatever the organisation.
   static std::uint64_t key(const Packet& p) { return ReductionTable::key(p.group, p.addr); }
-  // The engine port (crossbar index) an address maps to.
-  int port_for(std::uint64_t addr) const {
-    const std::uint64_t h = ((addr / p_.stripe_bytes) * 0x9E3779B97F4A7C15ull) >> 32;
-    return p_.first_port + static_cast<int>(h % static_cast<std::uint64_t>(p_.ports));
-  }
-  Need need(PacketKind kind, std::uint64_t key) const {
-    if (kind == PacketKind::kMcStore) return kNeedSlot;
-    // A read response always finds the entry of the ld_reduce that read it.
-    if (kind == PacketKind::kReadResp) return kNeedNone;
-    return table_.contains(key) ? kNeedNone : kNeedTable;
-  }
-  Need need(const Packet& p) const { return need(p.kind, key(p)); }
-  // Whether a head's need depends on the table (it changes as entries open and close).
+  // Whether a head's need depends on the table (it changes as entries open
+  // and close): a multicast write needs a slot and a read response finds the
+  // entry of its ld_reduce, in every organisation.
   static bool need_follows_table(PacketKind k) {
     return k != PacketKind::kMcStore && k != PacketKind::kReadResp;
   }
-  std::size_t free(Need n) const {
-    if (n == kNeedTable) return table_.free();
-    return p_.replication_slots - std::min(p_.replication_slots, slots_held_);
-  }
-  bool can_take(const Packet& p) const {
-    const Need n = need(p);
-    return n == kNeedNone || free(n) > 0;
-  }
 
-  // Time of `bytes` through an engine port, at least one cycle.
-  Ps port_ps(std::int64_t bytes) const;
-  // ALU time of a packet (contributions only; 0 for others).
-  Ps alu_ps(const Packet& p) const;
-  // Bytes of a port's width a packet uses (a header-only packet: one flit).
-  std::int64_t bytes_of(const Packet& p) const {
-    return p.payload != kNoPayload ? static_cast<std::int64_t>(p.bytes) : p_.flit_bytes;
-  }
-  std::int64_t port_bytes_per_cycle() const { return p_.port_bytes_per_cycle; }
-  Ps pipeline_ps() const { return p_.alu_pipeline_ps; }
+  // reduction.organisation's value for this engine (stats, messages).
+  virtual const char* organisation() const = 0;
 
+  // --- Queries (per head, per allocation edge; no state changes) ---
+  // The engine port (crossbar index) a packet of address `addr` goes to
+  // (asked once per packet on arrival). Every contribution of an address
+  // must reach the part that holds its entry.
+  virtual int port_for(std::uint64_t addr) const = 0;
+  // What a head of `kind` and table key `key` waiting for engine port
+  // `port` needs now. It changes only through accept() (an entry opens:
+  // the switch calls its table_changed) and engine_entry_closed().
+  virtual Need need(PacketKind kind, std::uint64_t key, int port) const = 0;
+  Need need(const Packet& p, int port) const { return need(p.kind, key(p), port); }
+  // Free resources of kind n (kNeedTable, kNeedSlot) that a head asking for
+  // engine port `port` can draw on.
+  virtual std::size_t free(Need n, int port) const = 0;
+  // Pools of resource n (constant): asks whose ports share a pool compete
+  // for one free count (central: one pool for all ports).
+  virtual int pools(Need n) const = 0;
+  // The pool of resource n that engine port `port` draws on, 0 .. pools(n)-1.
+  virtual int pool(Need n, int port) const = 0;
+  // Whether engine port `port` can take packet p now (its need is met).
+  virtual bool can_take(const Packet& p, int port) const = 0;
+  // Bytes of an engine port's width a packet uses (a header-only packet: one flit).
+  virtual std::int64_t bytes_of(const Packet& p) const = 0;
+  // Width of engine port `port`, each way, in bytes per switch cycle.
+  virtual std::int64_t port_bytes_per_cycle(int port) const = 0;
+  // Time of `bytes` through engine port `port`, at least one cycle.
+  virtual Ps port_ps(int port, std::int64_t bytes) const = 0;
+  // The engine's own pipeline after a packet has crossed port `port` (ps).
+  virtual Ps pipeline_ps(int port) const = 0;
+
+  // --- Events ---
   // Packet p is granted engine port `port` at edge e, needing n (asked
-  // before the grant): reserves its entry or slot; returns when the port
-  // can take the next packet. The switch schedules fold() for it.
-  Ps accept(Packet& p, int port, Ps e, Need n);
-  // Packet `id` has been through the port, the ALU and the pipeline: fold it
-  // into its entry (sending the result when complete), or replicate it.
-  void fold(PacketId id, Ps t);
-  // A multicast write's copies have all left: its slot frees.
-  void release_slot(Ps t);
+  // before the grant, and free): reserves its entry or slot; returns when
+  // the port can take the next packet. The switch schedules fold() for it.
+  virtual Ps accept(Packet& p, int port, Ps e, Need n) = 0;
+  // Packet `id` has been through the port and the pipelines: fold it into
+  // its entry (sending the result through EngineHost when complete), or
+  // pass on a multicast write or a read request.
+  virtual void fold(PacketId id, Ps t) = 0;
+  // A multicast write that held a slot (`original`, engine_slot set) has
+  // had all its copies leave at t: its slot frees.
+  virtual void release_slot(const Packet& original, Ps t) = 0;
 
-  void set_groups(const std::vector<std::vector<int>>& groups, std::size_t endpoints) {
-    table_.set_groups(groups, endpoints);
-  }
-  void close_window(Window w) { window_ = w; }
-  // Waveforms: <base>.engine.table (entries in use), .engine.slots, and per
-  // engine port .engine.port<k>.valid / .tag (a packet entering: its port
-  // time; the low 16 bits of its table key).
-  void trace(WaveTrace& w, const std::string& base);
-  // Reports every fold to `sink` (--wave-rtl): one ALU per engine port.
-  void trace_folds(FoldSink& sink, const std::string& base);
-
-  const Stats& stats() const { return stats_; }
-  const AluBackend& alu() const { return *alu_; }
-  int entries_in_use() const { return static_cast<int>(table_.size()); }
-  std::size_t slots_held() const { return slots_held_; }
-  std::uint64_t inflight() const { return inflight_; }  // granted, not yet folded
+  // --- Set-up, tracing, statistics ---
+  virtual void set_groups(const std::vector<std::vector<int>>& groups, std::size_t endpoints) = 0;
+  virtual void close_window(Window w) = 0;
+  // Waveforms under <base>.engine (docs/waveforms.md).
+  virtual void trace(WaveTrace& w, const std::string& base) = 0;
+  // Reports every fold to `sink` (--wave-rtl).
+  virtual void trace_folds(FoldSink& sink, const std::string& base) = 0;
+  virtual const Stats& stats() const = 0;
+  virtual const AluBackend& alu() const = 0;
+  virtual int entries_in_use() const = 0;
+  virtual std::size_t slots_held() const = 0;
+  virtual std::uint64_t inflight() const = 0;  // granted, not yet folded
   // Packets made (results, read requests) and consumed (contributions), whole run.
-  std::uint64_t results_made() const { return results_made_; }
-  std::uint64_t contributions_consumed() const { return contributions_consumed_; }
-
- private:
-  void track(Ps t);  // entries in use over time
-  void pull(const Packet& c, ReductionTable::Entry& e, Ps t);
-  void complete(const Packet& c, ReductionTable::Entry& e, Ps t);
-  // acc = acc op in through the backend (and the fold sink, if any).
-  void fold_data(const ReductionTable::Entry& e, const Packet& c, std::uint8_t* acc,
-                 const std::uint8_t* in, Ps t);
-
-  const Params p_;
-  PacketPool& pool_;
-  PayloadPool* payloads_;
-  std::unique_ptr<AluBackend> alu_;  // the arithmetic (model or RTL)
-  EngineHost& host_;
-  Window window_;
-  ReductionTable table_;
-  std::size_t slots_held_ = 0;  // multicast writes held
-  std::uint64_t inflight_ = 0;
-  std::uint64_t results_made_ = 0;
-  std::uint64_t contributions_consumed_ = 0;
-  Stats stats_;
-  Ps table_changed_at_ = 0;
-  WaveTrace* wave_ = nullptr;
-  int w_table_ = -1, w_slots_ = -1;
-  std::vector<int> w_valid_, w_tag_;  // [engine port]
-  FoldSink* fold_sink_ = nullptr;
-  std::vector<int> fold_alu_;              // [engine port] -> sink id, -1
-  std::vector<std::uint8_t> fold_before_;  // the accumulator before a traced fold
+  virtual std::uint64_t results_made() const = 0;
+  virtual std::uint64_t contributions_consumed() const = 0;
 };
+
+// The engine of a switch whose engine ports start at crossbar index
+// `first_port`, of the organisation cfg.reduction.organisation names. A new
+// organisation is a class implementing ReductionEngine, a value of
+// EngineOrganisation with its name in the config schema, and a case here.
+std::unique_ptr<ReductionEngine> make_reduction_engine(const Config& cfg, int first_port,
+                                                       PacketPool& pool, PayloadPool* payloads,
+                                                       std::unique_ptr<AluBackend> alu,
+                                                       EngineHost& host, Window window);
 
 }  // namespace fabricsim

@@ -424,6 +424,7 @@ nlohmann::json switch_json(const Switch& s, const Config& cfg, const Window& win
     const auto& es = s.engine_stats();
     const auto w = static_cast<double>(window.length());
     sw["reduction_engine"] = {
+        {"organisation", s.engine_organisation()},
         {"table_entries", cfg.reduction.table_entries},
         {"occupancy_mean", w > 0 ? es.occupancy_integral / w : 0.0},
         {"occupancy_max", es.max_occupancy},

@@ -23,11 +23,11 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const 
       alloc_(params_, make_allocator(cfg.sw.allocator, params_.xports, params_.xports,
                                      static_cast<int>(cfg.sw.iterations),
                                      static_cast<std::uint64_t>(cfg.sim.seed))),
-      eng_(params_) {
-  if (params_.has_engine())
-    engine_ = std::make_unique<ReductionEngine>(
-        ReductionEngine::Params::from(cfg, params_.engine_port), pool, payloads, std::move(alu),
-        static_cast<EngineHost&>(*this), window);
+      engine_(params_.has_engine()
+                  ? make_reduction_engine(cfg, params_.engine_port, pool, payloads, std::move(alu),
+                                          static_cast<EngineHost&>(*this), window)
+                  : nullptr),
+      eng_(params_, engine_.get()) {
   for (int o = 0; o < params_.xports; ++o)
     for (int v = 0; v < params_.vcs; ++v) update_fits(o, v);
 }

@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -79,6 +80,8 @@ class Switch : public TimedModule, private EngineHost {
   bool is_engine_port(int x) const { return params_.is_engine_port(x); }
   using EngineStats = ReductionEngine::Stats;
   const EngineStats& engine_stats() const { return engine_->stats(); }
+  // reduction.organisation of its engine ("" without one).
+  std::string engine_organisation() const { return engine_ ? engine_->organisation() : ""; }
   int engine_entries_in_use() const { return engine_ ? engine_->entries_in_use() : 0; }
   std::uint64_t originals_retired() const { return mc_.originals_retired; }
 
@@ -282,17 +285,17 @@ class Switch : public TimedModule, private EngineHost {
   // Shares pool n's free resources among the heads that asked this edge.
   void share_engine(Need n, Ps e, Ps& wake);
   void share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out);
-  void share_by_list(EngineShare& sh, std::size_t& free, bool& left_out);
+  void share_by_list(Need n, EngineShare& sh, bool& left_out, bool& promised);
   void give(EngineShare& sh, std::size_t& free, int i, int o);
   // After the allocator: an engine port's input is port_bytes_per_cycle wide,
   // many links' worth, so in one edge it may start packets toward several
   // free outputs (each then streams at link rate) while their data fits.
   void wide_grants(int i, Ps e, Ps& wake);
-  bool wide_grant_fits(SwitchInput& in, int v, int o);
+  bool wide_grant_fits(SwitchInput& in, int i, int v, int o);
   // Output o can take head `id` on vc: its buffer has room for the whole
   // packet (cut-through), or for an engine port, the engine can take it.
   bool head_fits(int o, int vc, PacketId id) const {
-    if (params_.is_engine_port(o)) return engine_->can_take(pool_.get(id));
+    if (params_.is_engine_port(o)) return engine_->can_take(pool_.get(id), o);
     return outputs_.space(o, vc) >= pool_.get(id).flits;
   }
   // The same for a link output and a head of `flits` (a VOQ head that may be a lazy copy).

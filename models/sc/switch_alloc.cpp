@@ -224,7 +224,7 @@ void Switch::request_fifo(Ps& wake) {
       if (!alloc_.out_free.test(o)) {
         wake = std::min(wake, outputs_.busy[static_cast<size_t>(o)]);
       } else if (is_engine_port(o)) {
-        const Need n = engine_->need(pool_.get(head));
+        const Need n = engine_->need(pool_.get(head), o);
         if (n == kNeedNone)
           alloc_.requests.set(i, o);
         else

@@ -10,13 +10,17 @@
 
 namespace fabricsim {
 
-EngineAccess::EngineAccess(const SwitchParams& p)
+EngineAccess::EngineAccess(const SwitchParams& p, const ReductionEngine* engine)
     : engine_port(p.engine_port), engine_ports(p.engine_ports), xports(p.xports) {
-  for (EngineShare& sh : share) {
+  for (Need n : {ReductionEngine::kNeedTable, ReductionEngine::kNeedSlot}) {
+    EngineShare& sh = share[n];
+    const int pools = engine ? engine->pools(n) : 1;
     sh.given.assign(static_cast<size_t>(p.xports), -1);
-    sh.by_bits = p.vcs * p.engine_ports <= 64;
+    sh.by_bits = p.vcs * p.engine_ports <= 64 && pools == 1;
     sh.ask_bits.assign(static_cast<size_t>(p.xports), 0);
     sh.askers = PortSet(p.xports);
+    sh.budget.assign(static_cast<size_t>(pools), 0);
+    sh.asks.assign(static_cast<size_t>(pools), 0);
   }
   for (auto& c : need_class)
     c.assign(static_cast<size_t>(std::max(0, p.vcs * p.engine_ports)), PortSet(p.xports));
@@ -39,7 +43,7 @@ void Switch::set_engine_head(SwitchInput& in, int vc, int out, PacketId head) {
   const Packet& p = pool_.get(head);
   auto& h = in.engine_heads[k];
   h = {p.kind, entry_key(p)};
-  eng_.need_class[engine_->need(h.first, h.second)][k].set(i);
+  eng_.need_class[engine_->need(h.first, h.second, out)][k].set(i);
   if (ReductionEngine::need_follows_table(h.first))
     eng_.heads_by_key[h.second].push_back(static_cast<int>(k) * params_.xports + i);
 }
@@ -111,7 +115,7 @@ void Switch::request_engine_port(int v, int o) {
   for (Need n : {kNeedTable, kNeedSlot}) {
     eng_.scratch.assign_and(eng_.need_class[n][k], alloc_.free_in);
     if (!eng_.scratch.any()) continue;
-    if (engine_->free(n) == 0)
+    if (engine_->free(n, o) == 0)
       eng_.waiter = true;  // what share_engine would conclude
     else
       eng_.scratch.for_each([&](int i) { eng_.ask(n, i, v, o); });  // shared out below
@@ -119,23 +123,28 @@ void Switch::request_engine_port(int v, int o) {
 }
 
 // Heads that need a new table entry (or replication slot) may request the
-// engine only as far as those are free. When they are fewer than the heads,
-// they go one per input, round-robin from a rotating start: taken in port
-// order, the low-numbered inputs would take every entry that frees and
-// starve the rest (measured: ld_reduce requests waiting 35 us).
+// engine only as far as those are free (in the pool their engine port draws
+// on). When they are fewer than the heads, they go one per input,
+// round-robin from a rotating start: taken in port order, the low-numbered
+// inputs would take every entry that frees and starve the rest (measured:
+// ld_reduce requests waiting 35 us).
 void Switch::share_engine(Need n, Ps e, Ps& wake) {
   EngineShare& sh = eng_.share[n];
-  std::size_t free = engine_->free(n);
   bool left_out = false;  // a request got nothing
+  bool promised = false;  // ... while its pool had free ones, all promised this edge
   // Asks in (input, VC, port) order: inputs from sh.rr on, then wrapping
   // around (from the first input when there is enough for every ask), one
   // resource per input.
-  if (sh.by_bits)
+  if (sh.by_bits) {
+    // One pool (by_bits needs it): any engine port's free count is its.
+    std::size_t free = engine_->free(n, params_.engine_port);
     share_by_bits(sh, free, left_out);
-  else
-    share_by_list(sh, free, left_out);
+    promised = left_out && engine_->free(n, params_.engine_port) > 0;
+  } else {
+    share_by_list(n, sh, left_out, promised);
+  }
   if (left_out) {
-    if (engine_->free(n) > 0)
+    if (promised)
       // Free ones, all promised to other requests this edge: one of those
       // may lose arbitration, so look again next edge.
       wake = std::min(wake, e + params_.cycle_ps);
@@ -184,18 +193,29 @@ void Switch::share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out) {
   sh.askers.clear();
 }
 
-void Switch::share_by_list(EngineShare& sh, std::size_t& free, bool& left_out) {
+// Per pool: its free ones, shared among the asks drawing on it; the
+// rotating start applies when any pool has fewer than its asks.
+void Switch::share_by_list(Need n, EngineShare& sh, bool& left_out, bool& promised) {
   if (sh.wanted.size() > 1) std::sort(sh.wanted.begin(), sh.wanted.end());
-  const int start = free < sh.wanted.size() ? sh.rr : 0;
+  std::fill(sh.asks.begin(), sh.asks.end(), 0);
+  for (const EngineShare::Ask& a : sh.wanted) {
+    const auto k = static_cast<size_t>(engine_->pool(n, a.port));
+    if (sh.asks[k]++ == 0) sh.budget[k] = engine_->free(n, a.port);
+  }
+  int start = 0;
+  for (std::size_t k = 0; k < sh.asks.size(); ++k)
+    if (sh.asks[k] > 0 && sh.budget[k] < sh.asks[k]) start = sh.rr;
   int last = -1;  // the input given something last
   for (int pass = 0; pass < 2; ++pass)
     for (const EngineShare::Ask& a : sh.wanted) {
       if ((pass == 0) != (a.in >= start)) continue;
+      std::size_t& free = sh.budget[static_cast<size_t>(engine_->pool(n, a.port))];
       if (free > 0 && a.in != last) {
         give(sh, free, a.in, a.port);
         last = a.in;
       } else {
         left_out = true;
+        promised = promised || engine_->free(n, a.port) > 0;
       }
     }
   sh.wanted.clear();
@@ -221,7 +241,7 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
     for (int pass = 0; pass < 2; ++pass) {
       alloc_.scratch.for_each([&](int o) {
         if ((pass == 0) != (o >= start) || alloc_.matched_out.test(o)) return;
-        if (!wide_grant_fits(in, v, o)) return;
+        if (!wide_grant_fits(in, i, v, o)) return;
         alloc_.matched_out.set(o);
         grant(i, o, e, v);
         in.out_ptr = (o + 1) % params_.xports;
@@ -235,14 +255,14 @@ void Switch::wide_grants(int i, Ps e, Ps& wake) {
 // The head of (v, o) fits this edge's remaining width of the engine input
 // (copies of an original already sent this edge share its data) and the
 // output's buffer or the engine.
-bool Switch::wide_grant_fits(SwitchInput& in, int v, int o) {
+bool Switch::wide_grant_fits(SwitchInput& in, int i, int v, int o) {
   // The head, or for a lazy copy its original (same size and data).
   const PacketId parent = head_parent(in, v, o);
   const PacketQueue& q = inputs_.voq(in, v, o);
   const Packet& h = pool_.get(q.empty() ? parent : q.front());
   const bool shared = parent != kNoPacket && parent == in.edge_parent;
   if (!shared && in.edge_bytes > 0 &&
-      in.edge_bytes + engine_->bytes_of(h) > engine_->port_bytes_per_cycle())
+      in.edge_bytes + engine_->bytes_of(h) > engine_->port_bytes_per_cycle(i))
     return false;
   return is_engine_port(o) ? head_fits(o, v, voq_head(in, v, o)) : flits_fit(o, v, h.flits);
 }

@@ -14,8 +14,10 @@
 
 namespace fabricsim {
 
-// The heads that asked for one pool's resource (kNeedTable, kNeedSlot) at
-// an edge, and what share_engine gave them.
+// The heads that asked for one kind of resource (kNeedTable, kNeedSlot) at
+// an edge, and what share_engine gave them. The engine may keep a resource
+// in several pools (ReductionEngine::pools, pool: e.g. a table slice per
+// engine port); each pool's free ones are shared among the asks drawing on it.
 struct EngineShare {
   struct Ask {
     int in, vc, port;  // input, its VC, the engine port it asks for
@@ -24,22 +26,26 @@ struct EngineShare {
     }
   };
   std::vector<Ask> wanted;  // scratch: heads asking (sorted before serving)
-  // When VCs x engine ports <= 64, asks are bits instead: bit v * engine
-  // ports + k of ask_bits[i] for input i's head on VC v asking for engine
-  // port k, served in (input, VC, port) order without a list or a sort.
+  // When VCs x engine ports <= 64 and the engine has one pool of the
+  // resource, asks are bits instead: bit v * engine ports + k of ask_bits[i]
+  // for input i's head on VC v asking for engine port k, served in (input,
+  // VC, port) order without a list or a sort.
   bool by_bits = false;
   std::vector<std::uint64_t> ask_bits;
   PortSet askers;
   std::vector<int> given;       // [input] engine port given this edge, or -1
   std::vector<int> given_list;  // inputs with given[] set
   int rr = 0;                   // first input served next time
+  // By list: [pool] free ones not yet given this edge, and asks drawing on it.
+  std::vector<std::size_t> budget, asks;
 
   bool any_asked() const { return by_bits ? askers.any() : !wanted.empty(); }
 };
 
 struct EngineAccess {
   using Need = ReductionEngine::Need;
-  explicit EngineAccess(const SwitchParams& p);
+  // `engine`: the switch's engine (null without one), asked how its resources pool.
+  EngineAccess(const SwitchParams& p, const ReductionEngine* engine);
 
   // Notes that input i's head on VC v asks engine port o for resource n
   // (share_engine() serves the notes).
@@ -78,7 +84,7 @@ struct EngineAccess {
   std::unordered_map<std::uint64_t, std::vector<int>> heads_by_key;
   PortSet scratch;
   bool waiter = false;   // an allocation is blocked on a full table
-  EngineShare share[2];  // per pool (kNeedTable, kNeedSlot)
+  EngineShare share[2];  // per resource (kNeedTable, kNeedSlot)
 };
 
 }  // namespace fabricsim

@@ -44,7 +44,7 @@ int Switch::granted_vc(SwitchInput& in, int i, int o, int only_vc) {
     // A head needing an engine resource goes only where share_engine gave
     // one (no lazy copies there: copies go to link outputs).
     if (is_engine_port(o)) {
-      const Need n = engine_->need(pool_.get(q.front()));
+      const Need n = engine_->need(pool_.get(q.front()), o);
       if (n == kNeedNone || eng_.share[n].given[static_cast<size_t>(i)] == o) return v;
     } else if (flits_fit(o, v, flits)) {
       return v;
@@ -86,7 +86,7 @@ Ps Switch::input_busy_until(SwitchInput& in, int i, const Packet& p, Ps e) {
   // crossbar fans it out).
   if (p.parent == kNoPacket || p.parent != in.edge_parent) in.edge_bytes += engine_->bytes_of(p);
   if (p.parent != kNoPacket) in.edge_parent = p.parent;
-  return e + engine_->port_ps(in.edge_bytes);
+  return e + engine_->port_ps(i, in.edge_bytes);
 }
 
 // The engine port is busy until it and its ALU can take the next packet
@@ -94,7 +94,7 @@ Ps Switch::input_busy_until(SwitchInput& in, int i, const Packet& p, Ps e) {
 // The engine folds the packet once it has crossed and the pipelines passed.
 void Switch::grant_to_engine(SwitchInput& in, int i, int o, int vc, PacketId id, Ps e, Ps b) {
   Packet& p = pool_.get(id);
-  const Need n = engine_->need(p);
+  const Need n = engine_->need(p, o);
   if (n != kNeedNone) eng_.share[n].given[static_cast<size_t>(i)] = -1;
   const Ps alu_end = engine_->accept(p, o, e, n);
   if (n == kNeedTable) table_changed(entry_key(p), true);
@@ -103,7 +103,7 @@ void Switch::grant_to_engine(SwitchInput& in, int i, int o, int vc, PacketId id,
   alloc_.busy_out.set(o);
   leave_input(in, vc, p.flits, p.t_head, b);
   granted_one(in, i, e);
-  schedule(std::max(b, alu_end) + params_.pipeline_ps + engine_->pipeline_ps(), kItemEngine, id);
+  schedule(std::max(b, alu_end) + params_.pipeline_ps + engine_->pipeline_ps(o), kItemEngine, id);
 }
 
 // A link output: its buffer space is taken now, the packet is in it after

@@ -108,7 +108,7 @@ void Switch::retire_original(int port, PacketId id, Ps t_out) {
   ++mc_.originals_retired;
   // A write passing through the engine: its slot frees once every copy has
   // been granted (nothing more reads the data).
-  if (o.engine_slot) engine_->release_slot(now());
+  if (o.engine_slot) engine_->release_slot(o, now());
   if (o.payload != kNoPayload) payloads_->release(o.payload);
   pool_.release(id);
 }
