@@ -7,23 +7,6 @@
 
 namespace fabricsim {
 
-CentralEngine::Params CentralEngine::Params::from(const Config& cfg, int first_port) {
-  Params p;
-  p.first_port = first_port;
-  p.ports = static_cast<int>(cfg.reduction.ports);
-  p.stripe_bytes = fabricsim::stripe_bytes(cfg);
-  p.table_entries = static_cast<std::size_t>(cfg.reduction.table_entries);
-  p.replication_slots = static_cast<std::size_t>(cfg.reduction.replication_slots);
-  p.alu_bytes_per_cycle = cfg.reduction.alu_bytes_per_cycle;
-  p.port_bytes_per_cycle = cfg.reduction.port_bytes_per_cycle;
-  p.flit_bytes = cfg.link.flit_bytes;
-  p.cycle_ps = switch_cycle_ps(cfg.sw);
-  p.alu_pipeline_ps = static_cast<Ps>(cfg.reduction.pipeline_cycles) * p.cycle_ps;
-  p.arrival_order = cfg.reduction.order == FoldOrder::kArrival;
-  p.data = cfg.collective.data;
-  return p;
-}
-
 CentralEngine::CentralEngine(const Params& params, PacketPool& pool, PayloadPool* payloads,
                              std::unique_ptr<AluBackend> alu, EngineHost& host, Window window)
     : p_(params),

@@ -31,21 +31,7 @@ namespace fabricsim {
 class CentralEngine final : public ReductionEngine {
  public:
   // Everything the engine is made from, resolved once from the configuration.
-  struct Params {
-    int first_port = 0;  // crossbar index of engine port 0 (the switch's link ports come first)
-    int ports = 1;
-    std::uint64_t stripe_bytes = 128;  // address granule of the port hash
-    std::size_t table_entries = 1024;
-    std::size_t replication_slots = 256;
-    std::int64_t alu_bytes_per_cycle = 256;
-    std::int64_t port_bytes_per_cycle = 1024;
-    std::int64_t flit_bytes = 16;  // what a header-only packet takes of a port's width
-    Ps cycle_ps = 640;
-    Ps alu_pipeline_ps = 0;
-    bool arrival_order = false;  // reduction.order=arrival
-    bool data = true;            // collective.data: fold the values (else timing only)
-    static Params from(const Config& cfg, int first_port);
-  };
+  using Params = EngineParams;
 
   CentralEngine(const Params& params, PacketPool& pool, PayloadPool* payloads,
                 std::unique_ptr<AluBackend> alu, EngineHost& host, Window window);

@@ -103,10 +103,13 @@ void Fabric::Builder::make_switches() {
   const FabricParams& params = f_.params_;
   for (int s = 0; s < topo_.switches; ++s) {
     const SwitchPlan& plan = params.switch_plan(s);
+    const Config& cfg = params.switch_config(s);
+    const SwitchParams sp = SwitchParams::from(cfg, topo_.ports_of_switch(s), plan.engine);
+    const EngineParams ep = EngineParams::from(cfg, sp.engine_port);
     f_.switches_.push_back(std::make_unique<Switch>(
-        ("sw" + std::to_string(s)).c_str(), f_.scheduler_, params.switch_config(s), plan.engine,
-        f_.pool_, f_.window_, topo_.ports_of_switch(s), topo_.routes[static_cast<size_t>(s)],
-        &f_.payloads_, plan.rtl_alu ? rtl_alu_() : nullptr));
+        ("sw" + std::to_string(s)).c_str(), f_.scheduler_, sp, plan.engine ? &ep : nullptr,
+        f_.pool_, f_.window_, topo_.routes[static_cast<size_t>(s)], &f_.payloads_,
+        plan.rtl_alu ? rtl_alu_() : nullptr));
   }
 }
 

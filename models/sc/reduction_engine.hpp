@@ -49,6 +49,27 @@
 namespace fabricsim {
 
 // What an engine asks of the switch it sits in.
+// What an engine is made from, resolved once from its switch's configuration
+// by whoever builds the fabric (Fabric::Builder): the organisation and the
+// sizes and rates every organisation shares (an organisation that splits
+// them over its ports or slices divides these).
+struct EngineParams {
+  EngineOrganisation organisation = EngineOrganisation::kCentral;
+  int first_port = 0;  // crossbar index of engine port 0 (the switch's link ports come first)
+  int ports = 1;
+  std::uint64_t stripe_bytes = 128;  // address granule of the port hash
+  std::size_t table_entries = 1024;
+  std::size_t replication_slots = 256;
+  std::int64_t alu_bytes_per_cycle = 256;
+  std::int64_t port_bytes_per_cycle = 1024;
+  std::int64_t flit_bytes = 16;  // what a header-only packet takes of a port's width
+  Ps cycle_ps = 640;
+  Ps alu_pipeline_ps = 0;
+  bool arrival_order = false;  // reduction.order=arrival
+  bool data = true;            // collective.data: fold the values (else timing only)
+  static EngineParams from(const Config& cfg, int first_port);
+};
+
 class EngineHost {
  public:
   // Packet `id`, made or passed on by the engine, enters the crossbar at
@@ -160,11 +181,10 @@ class ReductionEngine {
   virtual std::uint64_t contributions_consumed() const = 0;
 };
 
-// The engine of a switch whose engine ports start at crossbar index
-// `first_port`, of the organisation cfg.reduction.organisation names. A new
+// The engine `params` describe, of the organisation they name. A new
 // organisation is a class implementing ReductionEngine, a value of
 // EngineOrganisation with its name in the config schema, and a case here.
-std::unique_ptr<ReductionEngine> make_reduction_engine(const Config& cfg, int first_port,
+std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params,
                                                        PacketPool& pool, PayloadPool* payloads,
                                                        std::unique_ptr<AluBackend> alu,
                                                        EngineHost& host, Window window);

@@ -8,26 +8,28 @@
 
 namespace fabricsim {
 
-Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-               bool has_engine, PacketPool& pool, Window window, int ports,
-               std::vector<std::vector<int>> routes, PayloadPool* payloads,
+Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler,
+               const SwitchParams& params, const EngineParams* engine, PacketPool& pool,
+               Window window, std::vector<std::vector<int>> routes, PayloadPool* payloads,
                std::unique_ptr<AluBackend> alu)
     : TimedModule(name, scheduler),
-      params_(SwitchParams::from(cfg, ports, has_engine)),
+      params_(params),
       routes_(std::move(routes)),
       payloads_(payloads),
       pool_(pool),
       window_(window),
       inputs_(params_),
       outputs_(params_),
-      alloc_(params_, make_allocator(cfg.sw.allocator, params_.xports, params_.xports,
-                                     static_cast<int>(cfg.sw.iterations),
-                                     static_cast<std::uint64_t>(cfg.sim.seed))),
-      engine_(params_.has_engine()
-                  ? make_reduction_engine(cfg, params_.engine_port, pool, payloads, std::move(alu),
-                                          static_cast<EngineHost&>(*this), window)
-                  : nullptr),
+      alloc_(params_, make_allocator(params_.allocator, params_.xports, params_.xports,
+                                     params_.iterations, params_.seed)),
+      engine_(engine != nullptr ? make_reduction_engine(*engine, pool, payloads, std::move(alu),
+                                                        static_cast<EngineHost&>(*this), window)
+                                : nullptr),
       eng_(params_, engine_.get()) {
+  if ((engine != nullptr) != params_.has_engine() ||
+      (engine != nullptr && engine->first_port != params_.engine_port))
+    throw InvariantError(std::string(this->name()) +
+                         ": the engine's parameters and the switch's disagree on its engine");
   for (int o = 0; o < params_.xports; ++o)
     for (int v = 0; v < params_.vcs; ++v) update_fits(o, v);
 }

@@ -54,10 +54,12 @@ namespace fabricsim {
 
 class Switch : public TimedModule, private EngineHost {
  public:
-  // `routes[d]`: output ports toward endpoint d (see models/core/topology.hpp).
-  // `has_engine`: a reduction engine sits on this switch's crossbar.
-  Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const Config& cfg,
-         bool has_engine, PacketPool& pool, Window window, int ports,
+  // `params`: its own parameters (SwitchParams::from); `engine`: its
+  // reduction engine's (EngineParams::from), null exactly when params say it
+  // has none. `routes[d]`: output ports toward endpoint d (see
+  // models/core/topology.hpp).
+  Switch(const sc_core::sc_module_name& name, Scheduler& scheduler, const SwitchParams& params,
+         const EngineParams* engine, PacketPool& pool, Window window,
          std::vector<std::vector<int>> routes, PayloadPool* payloads = nullptr,
          std::unique_ptr<AluBackend> alu = nullptr);
   // The engine's arithmetic (switches with an engine only).

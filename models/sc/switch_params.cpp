@@ -19,6 +19,9 @@ SwitchParams SwitchParams::from(const Config& cfg, int ports, bool has_engine) {
   p.pipeline_ps = static_cast<Ps>(cfg.sw.pipeline_cycles) * p.cycle_ps;
   p.speedup = cfg.sw.speedup;
   p.mc_via_engine = has_engine && cfg.sw.multicast == Multicast::kEngine;
+  p.allocator = cfg.sw.allocator;
+  p.iterations = static_cast<int>(cfg.sw.iterations);
+  p.seed = static_cast<std::uint64_t>(cfg.sim.seed);
   return p;
 }
 

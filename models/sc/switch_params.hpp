@@ -1,7 +1,8 @@
-// The switch's constant parameters, resolved once from its Config when it is
-// built (models/sc/switch.hpp). Whether the switch has a reduction engine is
-// handed in by whoever builds the fabric: it is a property of this switch,
-// not something the switch looks up in the Config.
+// The switch's constant parameters, resolved once by whoever builds the
+// fabric (Fabric::Builder, from the Config of the switch's tier) and handed
+// to the switch (models/sc/switch.hpp), which never sees the Config. Whether
+// the switch has a reduction engine is a property of this switch, given by
+// the builder's plan, not something looked up from the workload.
 #pragma once
 #include <cstdint>
 
@@ -26,9 +27,12 @@ struct SwitchParams {
   Ps pipeline_ps = 0;              // grant to output buffer
   double speedup = 1;              // crossbar rate over link rate
   bool mc_via_engine = false;      // switch.multicast=engine and an engine
+  AllocatorKind allocator = AllocatorKind::kISlip;
+  int iterations = 1;              // allocator iterations per edge
+  std::uint64_t seed = 1;          // the allocator's random stream (PIM)
 
   // `ports` link ports; `has_engine`: a reduction engine sits on the crossbar
-  // (the fabric passes uses_reduction_engine(cfg) for every switch).
+  // (the builder's SwitchPlan says which switches have one).
   static SwitchParams from(const Config& cfg, int ports, bool has_engine);
 
   bool has_engine() const { return engine_port >= 0; }

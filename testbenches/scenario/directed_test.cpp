@@ -119,8 +119,11 @@ struct BareSwitch {
     const int n = static_cast<int>(cfg.sw.ports), vcs = static_cast<int>(cfg.sw.vcs);
     window = Window{0, ns_to_ps(cfg.sim.warmup_ns + cfg.sim.duration_ns)};
     const Topology topo = build_topology(cfg);
-    sw = std::make_unique<Switch>((prefix + "sw").c_str(), sched, cfg, uses_reduction_engine(cfg),
-                                  pool, window, topo.ports_of_switch(0), topo.routes[0]);
+    const SwitchParams sp =
+        SwitchParams::from(cfg, topo.ports_of_switch(0), uses_reduction_engine(cfg));
+    const EngineParams ep = EngineParams::from(cfg, sp.engine_port);
+    sw = std::make_unique<Switch>((prefix + "sw").c_str(), sched, sp,
+                                  sp.has_engine() ? &ep : nullptr, pool, window, topo.routes[0]);
     src = std::make_unique<ScriptedSource>((prefix + "src").c_str(), sched, pool);
     const Ps flit = flit_time_ps(cfg.link), lat = ns_to_ps(cfg.link.latency_ns);
     for (int i = 0; i < n; ++i) {

@@ -47,7 +47,7 @@ constexpr int kFirstPort = 8;  // engine ports after 8 link ports
 struct Bench {
   explicit Bench(const std::vector<std::string>& sets)
       : cfg(load_config("", sets)),
-        engine(make_reduction_engine(cfg, kFirstPort, pool, &payloads, nullptr, host,
+        engine(make_reduction_engine(EngineParams::from(cfg, kFirstPort), pool, &payloads, nullptr, host,
                                      Window{0, 1'000'000})) {
     payloads.set_timing_only();
     engine->set_groups({{0, 1}}, 2);  // group 0: endpoints 0 and 1
