@@ -29,6 +29,48 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+// The measured H100 logs (traces/nccl-tests/README.md) with one table each
+// read whole: the rank count their name gives, all_reduce_perf, sizes rising,
+// times and bandwidths positive. (The two files with several tables, one per
+// n or per algorithm and protocol, are not read yet: README.md says so.)
+TEST(NcclLog, ParsesEveryMeasuredSingleTableLog) {
+  const std::string dir = FABRICSIM_SOURCE_DIR "/traces/nccl-tests/";
+  const char* files[] = {
+      "h100x2-auto-allreduce-attrib-waynehacking.txt",
+      "h100x2-nvls-allreduce-attrib-waynehacking.txt",
+      "h100x2-ring-allreduce-attrib-waynehacking.txt",
+      "h100x4-auto-allreduce-attrib-waynehacking.txt",
+      "h100x4-auto-allreduce-quiet-waynehacking.txt",
+      "h100x4-auto-allreduce-small-R0-G0-waynehacking.txt",
+      "h100x4-auto-allreduce-small-R0-G1-waynehacking.txt",
+      "h100x4-auto-allreduce-small-R2-G0-waynehacking.txt",
+      "h100x4-auto-allreduce-small-R2-G1-waynehacking.txt",
+      "h100x4-auto-allreduce-waynehacking.txt",
+      "h100x4-nvls-allreduce-attrib-waynehacking.txt",
+      "h100x4-ring-allreduce-attrib-waynehacking.txt",
+      "h100x6-auto-allreduce-attrib-waynehacking.txt",
+      "h100x6-nvls-allreduce-attrib-waynehacking.txt",
+      "h100x6-ring-allreduce-attrib-waynehacking.txt",
+  };
+  for (const char* name : files) {
+    std::ifstream f(dir + name);
+    ASSERT_TRUE(f.good()) << name;
+    std::stringstream text;
+    text << f.rdbuf();
+    const NcclLog log = parse_nccl_log(text.str(), name);
+    EXPECT_EQ(log.test, "all_reduce_perf") << name;
+    EXPECT_EQ(log.ranks, std::string(name)[5] - '0') << name;  // h100xN-...
+    ASSERT_GE(log.rows.size(), 4u) << name;
+    for (std::size_t i = 0; i < log.rows.size(); ++i) {
+      EXPECT_GT(log.rows[i].time_us, 0) << name << " row " << i;
+      if (i > 0) {
+        EXPECT_GT(log.rows[i].size, log.rows[i - 1].size) << name << " row " << i;
+      }
+    }
+    EXPECT_GT(log.rows.back().busbw, 100.0) << name;  // every file reaches large sizes
+  }
+}
+
 TEST(NcclLog, ParsesTheShippedExample) {
   const NcclLog log = parse_nccl_log(example(), "x");
   EXPECT_EQ(log.test, "all_reduce_perf");
