@@ -11,6 +11,7 @@
 
 #include "cli/interrupt.hpp"
 #include "models/core/config.hpp"
+#include "models/core/config_effect.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/nccl_log.hpp"
 #include "models/sc/fabric.hpp"
@@ -82,8 +83,6 @@ Comparison prepare(const CompareOptions& opts, const std::string& text) {
   return c;
 }
 
-// One line per size of the log: measured against simulated (the size's row
-// of stats.json's collectives), and the mean and largest error.
 // Relative errors of one measured quantity, simulated against measured.
 struct ErrorSum {
   double sum = 0, max = 0;
@@ -127,12 +126,14 @@ void print_not_modelled(const Comparison& c, const nlohmann::json& s) {
       "# Not in the model: the GPU side of a collective (kernel launch, NCCL's channels and\n"
       "#   protocols with their flags and slots, the SMs' copy and reduce rates); the fabric\n"
       "#   moves bytes at link speed from the first nanosecond. Here no measured call took less\n"
-      "#   than {:.2f} us, the smallest simulated one {:.2f} us: where the measured time stays\n"
+      "#   than {:.2f} us; the smallest size simulated took {:.2f} us: where the measured time stays\n"
       "#   near that floor, the error is that overhead, not the fabric (docs/validation.md,\n"
       "#   \"Comparing with measurements\").\n",
       floor_us, sim_us);
 }
 
+// One line per size of the log: measured against simulated (the size's row
+// of stats.json's collectives), and the mean and largest error of each.
 void print_table(const CompareOptions& opts, const Comparison& c, const nlohmann::json& s) {
   fmt::print("# fabricsim compare: {} ({}, {} GPUs, {} {}) against {} ({}, algorithm {})\n",
              opts.log_path, c.log.test.empty() ? to_string(c.op) : c.log.test, endpoint_count(c.cfg),
@@ -185,6 +186,10 @@ int compare_command(const CompareOptions& opts) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());
     return 2;
   }
+  // As run does: a setting the user gave that the mode ignores is named (the
+  // keys compare sets from the log are not the user's).
+  for (const auto& w : ignored_settings(c.cfg, keys_set_by_user(opts.config_path, opts.overrides)))
+    fmt::print(stderr, "fabricsim: warning: {}\n", w);
 
   // Ctrl-C stops the sweep of sizes where it is: the sizes done (and the
   // current one's finished iterations) are compared, the rest shown as '-'.

@@ -414,6 +414,13 @@ TEST(Cli, CompareNcclTestsOutput) {
   EXPECT_NE(r.output.find("# Not in the model: the GPU side of a collective"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("no measured call took less"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  // A setting the mode ignores is named, as run names it.
+  const Result w = sh("compare " + log + " " + kSrc +
+                      "/configs/dgx-h100.yaml --set collective.algorithm=ring traffic.load=0.9 --out " +
+                      dir);
+  EXPECT_EQ(w.status, 0) << w.output;
+  EXPECT_NE(w.output.find("warning: traffic.load=0.9 has no effect"), std::string::npos) << w.output;
   EXPECT_TRUE(fs::exists(dir + "/stats.json"));
   // The configuration in the same form as run's: positional, after the log.
   const Result p = sh("compare " + log + " " + kSrc +
