@@ -85,6 +85,10 @@ class NcclRingPlan {
   // The ring chunk (0 .. n-1) element e belongs to: rank k finishes its sum.
   int chunk_of(std::uint64_t e) const;
   std::uint64_t chunk_elements() const { return chunk_; }  // nominal
+  // The largest slice of the call (every channel's first loop has it).
+  std::uint64_t max_slice_elements() const {
+    return loop_slice(loop_chunk(begin_[0], begin_[1]));
+  }
 
  private:
   // A loop at `loop` (its channel ending at `end`): its chunk and slice.

@@ -23,7 +23,6 @@
 // writes (the links, not the SMs, are the limit); polling a flag costs
 // nothing after it arrives; the kernel starts gpu.launch_ns after the call.
 #include <algorithm>
-#include <unordered_map>
 #include <vector>
 
 #include "models/core/errors.hpp"
@@ -68,6 +67,12 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
     std::vector<std::uint64_t> arrived;  // [slice % window] bytes of an incoming slice
     std::vector<std::uint64_t> unacked;  // [slice % window] writes awaiting a response
     bool closed = false;  // every op ended, every slice sent flagged and credited
+    // The slices to receive next: a cursor ahead of ours, and the first
+    // element of each (an arriving write finds its place from it).
+    NcclRingPlan::Cursor ahead;
+    std::uint64_t ahead_seq = 0;        // received slices the cursor has passed
+    std::vector<std::uint64_t> expect;  // [slice % window] its first element
+    std::vector<PayloadId> held;        // [slice % window][write] data received
   };
 
   const NcclRingPlan& nccl() const { return *sweep().nccl_plan(); }
@@ -89,14 +94,22 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
   void end_op(int c);  // the running op has made its last write
   void send_flags(int c);
   void control(PacketKind kind, int dst, int c, std::uint64_t seq, std::uint64_t addr);
-  void finished_slice(const NcclRingPlan::Op& op);  // a recv-only op: the last data in
+  void finished_slice(Channel& ch);  // a recv-only op: the last data in
   void settle(int c);  // channel c may have nothing left to do or wait for
 
   std::uint64_t window_;  // slices a sender may be ahead (gpu.slots / 2)
   bool acks_;
   int ack_vc_;
+  // Channel c's slot for the `write`-th write of incoming slice `seq`.
+  PayloadId& held(Channel& ch, std::uint64_t seq, std::uint64_t write) const {
+    return ch.held[(seq % window_) * slice_writes_ + write];
+  }
+  void look_ahead(Channel& ch) const;  // ch.expect covers the window
+  // The data of write `first` of the slice being consumed, taken out.
+  PayloadId take(Channel& ch, std::uint64_t first) const;
+
   std::vector<Channel> channels_;
-  std::unordered_map<std::uint64_t, PayloadId> held_;  // [first element] data received
+  std::uint64_t slice_writes_ = 1;  // writes in the call's largest slice
   std::uint64_t output_ = 0;   // elements output, reported when the call is done
   std::uint64_t rs_left_ = 0;  // elements of our chunk not reduced yet
   std::size_t open_ = 0;       // channels not closed
@@ -104,6 +117,8 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
 
 void RingSimpleAlgorithm::begin_call() {
   const NcclRingPlan& p = nccl();
+  const std::uint64_t pe = plan().slice_elements;
+  slice_writes_ = std::max<std::uint64_t>(1, (p.max_slice_elements() + pe - 1) / pe);
   channels_.assign(static_cast<std::size_t>(p.channels()), Channel{});
   rs_left_ = 0;
   for (int c = 0; c < p.channels(); ++c) {
@@ -113,10 +128,28 @@ void RingSimpleAlgorithm::begin_call() {
     ch.unacked.assign(window_, 0);
     for (NcclRingPlan::Cursor k(p, c, call().rank); !k.done(); k.next())
       if (k.op().step == call().size - 1) rs_left_ += k.op().count;
+    ch.ahead = ch.cursor;
+    ch.expect.assign(window_, 0);
+    ch.held.assign(window_ * slice_writes_, kNoPayload);
+    look_ahead(ch);
   }
-  held_.clear();
   output_ = 0;
   open_ = channels_.size();
+}
+
+void RingSimpleAlgorithm::look_ahead(Channel& ch) const {
+  for (; ch.ahead_seq < ch.consumed + window_ && !ch.ahead.done(); ch.ahead.next())
+    if (ch.ahead.op().recv) ch.expect[ch.ahead_seq++ % window_] = ch.ahead.op().first;
+}
+
+PayloadId RingSimpleAlgorithm::take(Channel& ch, std::uint64_t first) const {
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  PayloadId& slot = held(ch, ch.consumed, (first - op.first) / plan().slice_elements);
+  const PayloadId id = slot;
+  if (id == kNoPayload)
+    throw InvariantError(name() + ": no data received for element " + std::to_string(first));
+  slot = kNoPayload;
+  return id;
 }
 
 void RingSimpleAlgorithm::start_work() {
@@ -147,7 +180,7 @@ void RingSimpleAlgorithm::start(int c) {
   const NcclRingPlan::Op& op = ch.cursor.op();
   ch.running = true;
   if (!op.send) {  // the last step: the data is our output
-    finished_slice(op);
+    finished_slice(ch);
     end_op(c);
     return;
   }
@@ -176,11 +209,7 @@ PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
     p.payload = payloads().alloc();
     input(first, count, payloads().data(p.payload));
   } else {  // the slice received: add our part (reduce-scatter) and pass it on
-    const auto it = held_.find(first);
-    if (it == held_.end())
-      throw InvariantError(name() + ": no data received for element " + std::to_string(first));
-    p.payload = it->second;
-    held_.erase(it);
+    p.payload = take(ch, first);
     std::uint8_t* data = payloads().data(p.payload);
     if (op.step <= call().size - 1) add_own_input(first, count, data);
     if (op.final) {
@@ -194,16 +223,14 @@ PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
   return pk;
 }
 
-void RingSimpleAlgorithm::finished_slice(const NcclRingPlan::Op& op) {
+void RingSimpleAlgorithm::finished_slice(Channel& ch) {
+  const NcclRingPlan::Op& op = ch.cursor.op();
   const std::uint64_t pe = plan().slice_elements;
   for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) {
-    const auto it = held_.find(e);
-    if (it == held_.end())
-      throw InvariantError(name() + ": no data received for element " + std::to_string(e));
+    const PayloadId id = take(ch, e);
     const std::uint64_t count = std::min(pe, op.first + op.count - e);
-    sweep().check(e, count, payloads().data(it->second), call().size, call().group);
-    payloads().release(it->second);
-    held_.erase(it);
+    sweep().check(e, count, payloads().data(id), call().size, call().group);
+    payloads().release(id);
     output_ += count;
   }
 }
@@ -215,6 +242,7 @@ void RingSimpleAlgorithm::end_op(int c) {
     ch.arrived[ch.consumed % window_] = 0;
     control(PacketKind::kStepAck, member(call().rank - 1 + call().size), c, ch.consumed++,
             op.first * es());
+    look_ahead(ch);
   }
   if (op.send) {
     ++ch.sent;
@@ -255,7 +283,8 @@ void RingSimpleAlgorithm::receive(const Packet& in) {
   switch (in.kind) {
     case PacketKind::kWrite: {
       const std::uint64_t seq = widen(in.step, ch.consumed);
-      held_.emplace(in.addr / es(), in.payload);
+      const std::uint64_t first = in.addr / es();
+      held(ch, seq, (first - ch.expect[seq % window_]) / plan().slice_elements) = in.payload;
       ch.arrived[seq % window_] += in.bytes;
       if (acks_) control(PacketKind::kWriteAck, in.src, c, in.step, in.addr);
       break;
