@@ -126,8 +126,12 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   hier_.tree = !sharp_ && cfg.collective.inter != InterAlgo::kRing;
   hier_.double_tree = hier_.tree && cfg.collective.inter == InterAlgo::kDoubleTree;
   nccl_ = cfg.collective.protocol != Protocol::kIdeal;
+  protocol_ = cfg.collective.protocol;
   if (nccl_) {
-    nccl_shape_ = NcclRingShape::from(cfg);
+    const Protocol each[] = {Protocol::kSimple, Protocol::kLl, Protocol::kLl128};
+    for (int k = 0; k < 3; ++k) shapes_[k] = NcclRingShape::from(cfg, each[k]);
+    tuner_.graph_gbps = cfg.gpu.tuner_graph_gbps;
+    tuner_.channels = static_cast<int>(cfg.collective.channels);
     launch_ = ns_to_ps(cfg.gpu.launch_ns);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
@@ -180,6 +184,8 @@ void CollectiveSweep::begin(Ps t) {
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
   if (nccl_) {
+    c.protocol = protocol_ == Protocol::kAuto ? tuner_.ring_protocol(c.bytes, plan_.n) : protocol_;
+    nccl_shape_ = shapes_[c.protocol == Protocol::kLl ? 1 : c.protocol == Protocol::kLl128 ? 2 : 0];
     nccl_plan_ = NcclRingPlan(plan_.elements, es, plan_.n, nccl_shape_);
     c.channels = nccl_plan_.channels();
   }

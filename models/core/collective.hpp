@@ -10,6 +10,7 @@
 
 #include "models/core/config.hpp"
 #include "models/core/nccl_ring.hpp"
+#include "models/core/nccl_tuner.hpp"
 #include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
 #include "models/core/training.hpp"
@@ -128,6 +129,7 @@ struct CollectiveCall {
   Ps inter_done = 0;
   std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
   int channels = 0;  // collective.protocol other than ideal: NCCL channels it used
+  Protocol protocol = Protocol::kIdeal;  // the protocol it ran with (auto: the tuner's pick)
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
   // When each GPU ended its first phase (ring all-reduce: its chunk fully
   // reduced; hierarchical: reduced inside its domain) and, hierarchical, its
@@ -158,6 +160,8 @@ class CollectiveSweep {
   // collective.protocol other than ideal: the current call's channels,
   // loops, chunks and slices as NCCL cuts them (else nullptr).
   const NcclRingPlan* nccl_plan() const { return nccl_ ? &nccl_plan_ : nullptr; }
+  // The protocol's sizes the current call's plan was cut with.
+  const NcclRingShape& nccl_shape() const { return nccl_shape_; }
   const CollectiveCall& current() const { return calls_[current_]; }
   // The GPU groups of a call: partition 0 is every GPU in one group.
   const Partition& partition(int k) const { return partitions_[static_cast<size_t>(k)]; }
@@ -233,7 +237,10 @@ class CollectiveSweep {
   bool stop_when_done_ = true;
   RingPlan plan_;
   bool nccl_ = false;  // collective.protocol other than ideal
-  NcclRingShape nccl_shape_;
+  Protocol protocol_ = Protocol::kIdeal;  // collective.protocol
+  NcclTuner tuner_;                       // its pick when auto
+  NcclRingShape shapes_[3];               // [Simple, LL, LL128]
+  NcclRingShape nccl_shape_;              // the current call's
   NcclRingPlan nccl_plan_;
   Ps launch_ = 0;  // gpu.launch_ns
   HierPlan hier_;

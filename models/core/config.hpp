@@ -154,9 +154,13 @@ struct CollectiveConfig {
 struct GpuConfig {
   std::int64_t buffer_bytes = 4 << 20;  // NCCL_BUFFSIZE: a connection's staging buffer
   std::int64_t slots = 8;               // NCCL_STEPS: steps of that buffer
-  std::int64_t threads = 512;           // threads per channel (ring, Simple)
+  std::int64_t threads = 512;           // threads per channel (ring, Simple and LL)
+  std::int64_t ll_buffer_bytes = 512 << 10;   // NCCL_LL_BUFFSIZE
+  std::int64_t ll128_buffer_bytes = 4915200;  // NCCL_LL128_BUFFSIZE
+  std::int64_t ll128_threads = 640;           // threads per channel with LL128
   bool write_acks = true;               // every data write is answered by a response
   double launch_ns = 0;                 // from the call's start to the kernels' start
+  double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).

@@ -40,7 +40,7 @@ enum class InterAlgo { kRing, kTree, kDoubleTree };
 // How the GPUs run a collective (collective.protocol): kIdeal moves data at
 // the links' speed from the first nanosecond, forwarded per packet; the
 // others are NCCL's protocols on the GPU side (docs/models/gpu.md).
-enum class Protocol { kIdeal, kSimple };
+enum class Protocol { kIdeal, kSimple, kLl, kLl128, kAuto };
 
 std::string to_string(Queueing q);
 std::string to_string(Multicast m);

@@ -10,8 +10,9 @@
 namespace fabricsim {
 
 namespace {
-const std::vector<std::pair<std::string, Protocol>> kProtocols = {{"ideal", Protocol::kIdeal},
-                                                                  {"simple", Protocol::kSimple}};
+const std::vector<std::pair<std::string, Protocol>> kProtocols = {
+    {"ideal", Protocol::kIdeal}, {"simple", Protocol::kSimple}, {"ll", Protocol::kLl},
+    {"ll128", Protocol::kLl128}, {"auto", Protocol::kAuto}};
 }  // namespace
 
 std::string to_string(Protocol p) {
@@ -25,11 +26,14 @@ void add_gpu_keys(Schema<Config>& s) {
   s.add_choice(
       "collective.protocol", &C::collective, &CollectiveConfig::protocol, kProtocols,
       "how the GPUs run the collective: ideal (the fabric alone: data leaves at the links' speed "
-      "from the first nanosecond and every packet is forwarded as it arrives) or simple (NCCL's "
-      "Simple protocol, collective.algorithm=ring, all_reduce: collective.channels rings, each "
-      "moving its share in slices through a FIFO of gpu.slots steps per peer; a slice is "
-      "forwarded once its flag has arrived, the flag follows the slice's write responses, and "
-      "the receiver returns a credit per slice; docs/models/gpu.md)");
+      "from the first nanosecond and every packet is forwarded as it arrives), or one of NCCL's "
+      "protocols for collective.algorithm=ring all_reduce, with collective.channels rings each "
+      "moving its share in slices through a FIFO of gpu.slots steps per peer "
+      "(docs/models/gpu.md): simple (a slice is passed on once its flag has arrived, the flag "
+      "follows the slice's write responses), ll (8-byte lines of 4 B data and a 4 B flag: half "
+      "of every write is flags, each line passed on as it arrives), ll128 (128-byte lines of "
+      "120 B data and a flag word), or auto (per size, the one NCCL's tuning model predicts "
+      "fastest: models/core/nccl_tuner.hpp, gpu.tuner_graph_gbps)");
   s.add_int("collective.channels", &C::collective, &CollectiveConfig::channels, "channels", 1, 64,
             "NCCL channels (CTAs, each its own ring) for collective.protocol=simple; fewer are "
             "used below gpu.threads x 64 B per channel, as NCCL does. 24 is NCCL's ring count on "
@@ -44,17 +48,35 @@ void add_gpu_keys(Schema<Config>& s) {
             "op reads the slice sent two sends before its own, so fewer than 3 slices (6 steps) "
             "would deadlock the ring");
   s.add_int("gpu.threads", &C::gpu, &GpuConfig::threads, "threads", 32, 1024,
-            "threads per channel for the ring's Simple protocol (512: NVIDIA/nccl "
+            "threads per channel for the ring's Simple and LL protocols (512: NVIDIA/nccl "
             "src/graph/tuning.cc); NCCL drops channels while the message is below channels x "
-            "threads x 64 B");
+            "threads x 64 B (Simple) or x 8 B x the ranks (LL)");
+  s.add_int("gpu.ll_buffer_bytes", &C::gpu, &GpuConfig::ll_buffer_bytes, "B", 4096,
+            std::int64_t{1} << 30,
+            "staging buffer per connection and channel with collective.protocol=ll: 8 lines x 512 "
+            "threads x 8 steps x 16 B = 512 KiB (NCCL_LL_BUFFSIZE: NVIDIA/nccl src/init.cc, "
+            "src/include/device.h); a chunk and a slice are one step, half of it data");
+  s.add_int("gpu.ll128_buffer_bytes", &C::gpu, &GpuConfig::ll128_buffer_bytes, "B", 4096,
+            std::int64_t{1} << 30,
+            "staging buffer per connection and channel with collective.protocol=ll128: 120 words x "
+            "640 threads x 8 steps x 8 B = 4915200 B (NCCL_LL128_BUFFSIZE: NVIDIA/nccl "
+            "src/init.cc); a chunk and a slice are one step, 120 of every 128 B data");
+  s.add_int("gpu.ll128_threads", &C::gpu, &GpuConfig::ll128_threads, "threads", 32, 1024,
+            "threads per channel with collective.protocol=ll128 (640: NVIDIA/nccl "
+            "src/graph/tuning.cc); NCCL drops channels while the message is below channels x "
+            "threads x 8 B");
   s.add_bool("gpu.write_acks", &C::gpu, &GpuConfig::write_acks,
-             "collective.protocol=simple: every data write is answered by a one-flit response "
+             "collective.protocol other than ideal: every data write is answered by a one-flit response "
              "to its writer on the response VC (non-posted writes; NVIDIA's patent 'Techniques "
              "for reducing the overhead of providing responses in a computing network', 2021, "
              "describes them and their load). The flag after a slice waits for its responses "
-             "(the system-scope fence). ASSUMPTION: one response per write, none collapsed");
+             "(the system-scope fence) with simple. ASSUMPTION: one response per write, none collapsed");
+  s.add_real("gpu.tuner_graph_gbps", &C::gpu, &GpuConfig::tuner_graph_gbps, "GB/s", 1, 1e6,
+             "collective.protocol=auto: the ring graph's bandwidth NCCL's tuner starts from "
+             "(channels found by its topology search x their bandwidth): 12 x 30 GB/s = 360 on "
+             "8 x H100 (NVIDIA/nccl issue 1367)");
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
-             "collective.protocol=simple: time from a call's start to its kernels' start "
+             "collective.protocol other than ideal: time from a call's start to its kernels' start "
              "(host launch and kernel start; nccl-tests times back-to-back calls from the host)");
 }
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "models/core/topology.hpp"
 #include "models/core/training.hpp"
@@ -222,9 +223,28 @@ void check_protocol(const Config& c) {
   if (c.topology.kind == TopologyKind::kScaleOut)
     fail(p + " runs inside one scale-up domain, not topology.kind=scaleout; use "
          "collective.protocol=ideal");
-  if (c.gpu.buffer_bytes % c.gpu.slots != 0 || c.gpu.buffer_bytes / c.gpu.slots % 512 != 0)
-    fail(p + ": gpu.buffer_bytes=" + std::to_string(c.gpu.buffer_bytes) + " must split into gpu.slots=" +
-         std::to_string(c.gpu.slots) + " steps of a whole number of 512 B (NCCL's Simple grain)");
+  const auto steps = [&](const char* key, std::int64_t bytes, std::int64_t grain, const char* what) {
+    if (bytes % c.gpu.slots != 0 || bytes / c.gpu.slots % grain != 0)
+      fail(p + ": " + key + "=" + std::to_string(bytes) + " must split into gpu.slots=" +
+           std::to_string(c.gpu.slots) + " steps of a whole number of " + std::to_string(grain) +
+           " B (" + what + ")");
+  };
+  const bool any = k.protocol == Protocol::kAuto;
+  const auto uses = [&](Protocol q) { return any || k.protocol == q; };
+  if (uses(Protocol::kSimple))
+    steps("gpu.buffer_bytes", c.gpu.buffer_bytes, 512, "NCCL's Simple grain");
+  if (uses(Protocol::kLl)) steps("gpu.ll_buffer_bytes", c.gpu.ll_buffer_bytes, 16, "LL lines");
+  if (uses(Protocol::kLl128))
+    steps("gpu.ll128_buffer_bytes", c.gpu.ll128_buffer_bytes, 128, "LL128 lines");
+  // A write of LL lines carries half its bytes as data, of LL128 lines 120 of 128.
+  const auto es = static_cast<std::int64_t>(element_bytes(k.dtype));
+  for (const auto& [q, line, data] :
+       {std::tuple<Protocol, std::int64_t, std::int64_t>{Protocol::kLl, 16, k.payload_bytes / 2},
+        {Protocol::kLl128, 128, k.payload_bytes / 128 * 120}})
+    if (uses(q) && (k.payload_bytes % line != 0 || data % es != 0))
+      fail(p + ": collective.payload_bytes=" + std::to_string(k.payload_bytes) + " must be whole " +
+           std::to_string(line) + "-byte lines whose data is whole " + to_string(k.dtype) +
+           " elements (" + to_string(q) + ")");
 }
 
 void check_collective(const Config& c) {

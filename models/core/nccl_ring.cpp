@@ -9,20 +9,43 @@ namespace fabricsim {
 namespace {
 std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t align_up(std::uint64_t a, std::uint64_t g) { return div_up(a, g) * g; }
-// Simple's per-thread threshold: NCCL drops a channel while the message is
-// below channels x threads x 64 B (NVIDIA/nccl src/enqueue.cc).
-constexpr std::uint64_t kSimpleThreadBytes = 64;
-// A ring all-reduce chunk is 4 steps, its slice 2 (src/include/collectives.h).
+// Per-thread thresholds: NCCL drops a channel while the message is below
+// channels x threads x 64 B (Simple), 8 B (LL128), 8 B x ranks (ring LL)
+// (NVIDIA/nccl src/enqueue.cc, src/graph/tuning.cc).
+constexpr std::uint64_t kSimpleThreadBytes = 64, kLlThreadBytes = 8;
+// A ring all-reduce chunk is 4 steps, its slice 2 with Simple; one step with
+// LL and LL128 (src/include/collectives.h, src/enqueue.cc calcCollChunking).
 constexpr std::uint64_t kChunkSteps = 4, kSliceSteps = 2;
 }  // namespace
 
-NcclRingShape NcclRingShape::from(const Config& cfg) {
+NcclRingShape NcclRingShape::from(const Config& cfg, Protocol p) {
   NcclRingShape s;
   s.channels = static_cast<int>(cfg.collective.channels);
   s.threads = static_cast<int>(cfg.gpu.threads);
-  const auto step = static_cast<std::uint64_t>(cfg.gpu.buffer_bytes / cfg.gpu.slots);
+  const auto slots = static_cast<std::uint64_t>(cfg.gpu.slots);
+  if (p == Protocol::kLl || p == Protocol::kLl128) {
+    const bool ll = p == Protocol::kLl;
+    // A line of 16 B carries 8 of data (LL); one of 128 B carries 120 (LL128).
+    s.data_num = ll ? 1 : 120;
+    s.data_den = ll ? 2 : 128;
+    const auto buffer =
+        static_cast<std::uint64_t>(ll ? cfg.gpu.ll_buffer_bytes : cfg.gpu.ll128_buffer_bytes);
+    s.chunk_bytes = buffer / slots * s.data_num / s.data_den;
+    s.slices_per_chunk = 1;
+    s.min_slice_bytes = 0;
+    s.thread_bytes = kLlThreadBytes;
+    s.thread_bytes_per_rank = ll;
+    if (!ll) s.threads = static_cast<int>(cfg.gpu.ll128_threads);
+    s.window = slots;
+    s.per_line = true;
+    return s;
+  }
+  const auto step = static_cast<std::uint64_t>(cfg.gpu.buffer_bytes) / slots;
   s.chunk_bytes = step * kChunkSteps;
-  s.slice_bytes = step * kSliceSteps;
+  s.slices_per_chunk = kChunkSteps / kSliceSteps;
+  s.thread_bytes = kSimpleThreadBytes;
+  s.min_slice_bytes = step * kSliceSteps / 32;  // 1/32 of the nominal slice
+  s.window = slots / kSliceSteps;
   return s;
 }
 
@@ -31,11 +54,14 @@ NcclRingPlan::NcclRingPlan(std::uint64_t elements, std::size_t element_bytes, in
     : n_(n),
       align_(std::max<std::uint64_t>(1, 16 / element_bytes)),
       chunk_(std::max<std::uint64_t>(1, s.chunk_bytes / element_bytes)),
-      // A slice is at least 1/32 of the nominal one (src/device/prims_simple.h).
-      min_slice_(std::max<std::uint64_t>(1, s.slice_bytes / 32 / element_bytes)) {
+      slices_per_chunk_(s.slices_per_chunk),
+      // Simple: a slice is at least 1/32 of the nominal one (src/device/prims_simple.h).
+      min_slice_(std::max<std::uint64_t>(1, s.min_slice_bytes / element_bytes)) {
   const std::uint64_t bytes = elements * element_bytes;
+  const std::uint64_t per_thread =
+      s.thread_bytes * (s.thread_bytes_per_rank ? static_cast<std::uint64_t>(n) : 1);
   auto c = static_cast<std::uint64_t>(s.channels);
-  while (c > 1 && bytes < c * static_cast<std::uint64_t>(s.threads) * kSimpleThreadBytes) --c;
+  while (c > 1 && bytes < c * static_cast<std::uint64_t>(s.threads) * per_thread) --c;
   const std::uint64_t per = align_up(div_up(std::max<std::uint64_t>(1, elements), c), align_);
   const std::uint64_t used = std::max<std::uint64_t>(1, div_up(elements, per));
   begin_.assign(used + 1, 0);
@@ -55,7 +81,7 @@ std::uint64_t NcclRingPlan::loop_chunk(std::uint64_t loop, std::uint64_t end) co
 }
 
 std::uint64_t NcclRingPlan::loop_slice(std::uint64_t chunk) const {
-  return std::max(align_up(div_up(chunk, 2), align_), min_slice_);
+  return std::max(align_up(div_up(chunk, slices_per_chunk_), align_), min_slice_);
 }
 
 int NcclRingPlan::chunk_of(std::uint64_t e) const {

@@ -9,8 +9,9 @@
 //   - each channel gets a contiguous share of the elements and runs the ring
 //     over it in loops of n chunks; a chunk is 4 steps of the staging buffer
 //     (2 MiB by default), the last loop's chunk shrinks to ceil(rest / n);
-//   - a chunk moves as slices of half a chunk, at least 1/32 of the nominal
-//     slice (32 KiB by default);
+//   - Simple: a chunk moves as slices of half a chunk, at least 1/32 of the
+//     nominal slice (32 KiB by default); LL and LL128: a chunk is one step
+//     of their buffer's data (32 KiB, 576000 B) and moves as one slice;
 //   - per loop, rank r: step 0 sends chunk r-1; steps 1 .. n-2 receive, add
 //     and send chunk r-1-t; step n-1 receives chunk r, adds (it is final) and
 //     sends it; steps n .. 2n-3 receive and send on; step 2n-2 receives the
@@ -22,17 +23,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/core/config_enums.hpp"
+
 namespace fabricsim {
 
 struct Config;
 
-// The sizes a plan is cut with, resolved once from the configuration.
+// The sizes a plan is cut with, resolved once from the configuration, for
+// one protocol (Simple, LL, LL128). Bytes are data bytes.
 struct NcclRingShape {
-  int channels = 24;                       // collective.channels
-  int threads = 512;                       // gpu.threads
-  std::uint64_t chunk_bytes = 2u << 20;    // 4 steps of gpu.buffer_bytes / gpu.slots
-  std::uint64_t slice_bytes = 1u << 20;    // 2 steps: the nominal slice
-  static NcclRingShape from(const Config& cfg);
+  int channels = 24;                     // collective.channels
+  int threads = 512;                     // gpu.threads (LL128: gpu.ll128_threads)
+  std::uint64_t chunk_bytes = 2u << 20;  // Simple: 4 steps of gpu.buffer_bytes / gpu.slots
+  std::uint64_t slices_per_chunk = 2;    // Simple 2, LL and LL128 1
+  std::uint64_t min_slice_bytes = 32u << 10;  // Simple: 1/32 of the nominal slice
+  std::uint64_t thread_bytes = 64;  // a channel is dropped below channels x threads x this
+  bool thread_bytes_per_rank = false;  // LL on a ring: x the ranks
+  std::uint64_t window = 4;            // slices a sender may be ahead of its receiver
+  // Data bytes per write of collective.payload_bytes: num / den of it.
+  std::uint64_t data_num = 1, data_den = 1;
+  // Simple waits for a whole slice and its flag; LL and LL128 pass each
+  // line on as it arrives (its flags are in the data).
+  bool per_line = false;
+  static NcclRingShape from(const Config& cfg, Protocol p);
 };
 
 class NcclRingPlan {
@@ -98,6 +111,7 @@ class NcclRingPlan {
   int n_ = 1;
   std::uint64_t align_ = 1;  // elements in 16 B
   std::uint64_t chunk_ = 1;  // nominal chunk, elements
+  std::uint64_t slices_per_chunk_ = 2;
   std::uint64_t min_slice_ = 1;
   std::vector<std::uint64_t> begin_{0};  // [c] first element of channel c; back(): the end
 };

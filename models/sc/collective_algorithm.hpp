@@ -61,6 +61,11 @@ class CollectiveAlgorithm {
     const std::uint64_t first = entry & kEntryElement;
     return std::min(p.slice_elements, p.chunk_begin(p.chunk_of(first) + 1) - first);
   }
+  // Bytes the entry's packet takes on the wire (its data, unless the
+  // algorithm's writes carry more, as NCCL's LL lines carry flags).
+  virtual std::uint64_t first_step_wire_bytes(std::uint64_t entry) const {
+    return first_step_count(entry) * gpu_.es_;
+  }
   // The packet of `port`'s front first-step entry (the queue is not empty),
   // made now; the entry leaves the queue when it has made its last packet.
   virtual PacketId make_first_step(Gpu::Port& port) = 0;
@@ -130,6 +135,12 @@ class CollectiveAlgorithm {
   void push_first_step(std::uint64_t entry) const {
     gpu_.ports_[static_cast<size_t>(gpu_.first_step_link(entry))].first_step.push_back(entry);
   }
+  // The same, and its link looks at once (not from inside a link's send).
+  void send_first_step(std::uint64_t entry) const {
+    const int l = gpu_.first_step_link(entry);
+    gpu_.ports_[static_cast<size_t>(l)].first_step.push_back(entry);
+    gpu_.try_link(l);
+  }
   void send_chunk(int c) const {
     const RingPlan& p = plan();
     for (std::uint64_t e = p.chunk_begin(c); e < p.chunk_begin(c + 1); e += p.slice_elements)
@@ -195,8 +206,8 @@ std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Confi
                                                            const CollectiveSweep& sweep);
 std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu, const Config& cfg,
                                                                  const CollectiveSweep& sweep);
-// The ring with NCCL's Simple protocol (collective.protocol=simple), made by
-// make_ring_algorithm.
-std::unique_ptr<CollectiveAlgorithm> make_ring_simple_algorithm(Gpu& gpu, const Config& cfg);
+// The ring as NCCL's protocols run it (collective.protocol other than
+// ideal), made by make_ring_algorithm.
+std::unique_ptr<CollectiveAlgorithm> make_ring_nccl_algorithm(Gpu& gpu, const Config& cfg);
 
 }  // namespace fabricsim

@@ -218,8 +218,7 @@ void Gpu::try_link(int l) {
         }
         if (v == 0 && !port.first_step.empty() && may_issue()) {
           from = kFirst;
-          return requests_ ? 1
-                           : flits_on(port, algo_->first_step_count(port.first_step.front()) * es_);
+          return requests_ ? 1 : flits_on(port, algo_->first_step_wire_bytes(port.first_step.front()));
         }
         return 0;
       },

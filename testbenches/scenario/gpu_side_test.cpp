@@ -1,4 +1,5 @@
-// The GPU side of NCCL's ring (collective.protocol=simple, docs/models/gpu.md):
+// The GPU side of NCCL's ring (collective.protocol simple, ll, ll128;
+// docs/models/gpu.md):
 // exact results through channels, loops and slices; the responses, flags
 // and credits are real packets on the links; the channels NCCL would use
 // per size; and what the protocol does not implement is refused.
@@ -26,7 +27,10 @@ void expect_exact(const nlohmann::json& s, int n) {
               r["count"].get<std::uint64_t>() * static_cast<std::uint64_t>(n) *
                   r["iterations"].get<std::uint64_t>())
         << r.dump();
-    EXPECT_EQ(r["protocol"].get<std::string>(), "simple");
+    const std::string set = s["config"]["collective.protocol"].get<std::string>();
+    const std::string ran = r["protocol"].get<std::string>();
+    EXPECT_TRUE(ran == set || (set == "auto" && (ran == "simple" || ran == "ll" || ran == "ll128")))
+        << ran << " with collective.protocol=" << set;
   }
 }
 
@@ -38,23 +42,31 @@ std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
   return f;
 }
 
-// Sizes from 4 B (empty chunks pass empty slices) past one channel's full
-// loop (2 MiB chunks, 2 slices each), on rings of 2, 3, 5 and 8 GPUs; and
+// Sizes from 4 B (empty chunks pass empty slices) to 20 MiB, past one
+// channel's full loop, on rings of 2, 3, 5 and 8 GPUs with the protocol NCCL's
+// tuner picks per size (LL, LL128, Simple); and
 // with the fewest slots that work (3 slices: sends wait for credits). Counters and
 // data are striped over a GPU's links, so they arrive out of order.
-TEST(GpuSide, SimpleRingIsExactAndEndsClean) {
+TEST(GpuSide, RingIsExactAndEndsCleanWithEachProtocol) {
   std::vector<Config> cs;
   for (const int n : {2, 3, 5, 8})
     cs.push_back(load_config(kNccl, {"topology.endpoints=" + std::to_string(n),
                                      "collective.min_bytes=4", "collective.max_bytes=20971520",
                                      "collective.step_factor=16", "collective.channels=2"}));
   cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=1048576",
-                                   "collective.max_bytes=1048576", "gpu.slots=6",
+                                   "collective.max_bytes=1048576", "collective.protocol=simple", "gpu.slots=6",
                                    "gpu.buffer_bytes=98304", "collective.iterations=2"}));
+  // LL and LL128: lines passed on as they arrive, their data in 64 and 120 B
+  // of each 128 B write.
+  for (const char* p : {"ll", "ll128"})
+    for (const int n : {3, 4})
+      cs.push_back(load_config(kNccl, {"topology.endpoints=" + std::to_string(n),
+                                       std::string("collective.protocol=") + p,
+                                       "collective.min_bytes=4", "collective.max_bytes=4194304",
+                                       "collective.step_factor=32", "collective.channels=3"}));
   const auto s = run_fabrics(cs);
-  const int gpus[] = {2, 3, 5, 8};
-  for (std::size_t k = 0; k < 4; ++k) expect_exact(s[k], gpus[k]);
-  expect_exact(s[4], 4);
+  const int gpus[] = {2, 3, 5, 8, 4, 3, 4, 3, 4};
+  for (std::size_t k = 0; k < s.size(); ++k) expect_exact(s[k], gpus[k]);
 }
 
 // One response per data write: with gpu.write_acks the GPUs' links carry
@@ -65,7 +77,7 @@ TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
   std::vector<Config> cs;
   for (const char* acks : {"true", "false"})
     cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=3145728",
-                                     "collective.max_bytes=3145728", "collective.channels=1",
+                                     "collective.max_bytes=3145728", "collective.channels=1", "collective.protocol=simple",
                                      "collective.data=false", std::string("gpu.write_acks=") + acks}));
   const auto s = run_fabrics(cs);
   const std::uint64_t writes = 4u * 6u * (768u * 1024u / 128u);
@@ -80,7 +92,8 @@ TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
 TEST(GpuSide, ChannelsPerSizeAndLaunch) {
   std::vector<Config> cs;
   for (const char* launch : {"0", "5000"})
-    cs.push_back(load_config(kNccl, {"collective.min_bytes=1024", "collective.max_bytes=1048576",
+    cs.push_back(load_config(kNccl, {"collective.protocol=simple", "collective.min_bytes=1024",
+                                     "collective.max_bytes=1048576",
                                      "collective.step_factor=32", "collective.data=false",
                                      std::string("gpu.launch_ns=") + launch}));
   const auto s = run_fabrics(cs);
@@ -105,7 +118,7 @@ TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
       ADD_FAILURE() << set << " was accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("collective.protocol=simple"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("collective.protocol=auto"), std::string::npos)
           << e.what();
     }
   }

@@ -4,6 +4,8 @@
 // finishes its sum.
 #include "models/core/nccl_ring.hpp"
 
+#include "models/core/config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -25,7 +27,7 @@ NcclRingShape shape(int channels, std::uint64_t chunk_bytes) {
   s.channels = channels;
   s.threads = 512;
   s.chunk_bytes = chunk_bytes;
-  s.slice_bytes = chunk_bytes / 2;
+  s.min_slice_bytes = chunk_bytes / 2 / 32;
   return s;
 }
 
@@ -104,6 +106,35 @@ TEST(NcclRing, AnEmptyChunkStillPassesOneEmptySlice) {
   int empty = 0;
   for (const auto& op : ops) empty += op.count == 0;
   EXPECT_GT(empty, 0);
+  expect_consistent(plan);
+}
+
+// NCCL's defaults, per protocol (NVIDIA/nccl src/init.cc, device.h,
+// collectives.h): Simple chunks of 4 steps of 512 KiB in 2 slices; LL one
+// step of 64 KiB, half of it data; LL128 one step of 614400 B, 120/128 data.
+TEST(NcclRing, ShapesPerProtocolFromTheDefaults) {
+  const Config cfg = load_config("", {});
+  const NcclRingShape simple = NcclRingShape::from(cfg, Protocol::kSimple);
+  EXPECT_EQ(simple.chunk_bytes, 2u << 20);
+  EXPECT_EQ(simple.slices_per_chunk, 2u);
+  EXPECT_EQ(simple.min_slice_bytes, 32u << 10);
+  EXPECT_EQ(simple.window, 4u);
+  EXPECT_FALSE(simple.per_line);
+  const NcclRingShape ll = NcclRingShape::from(cfg, Protocol::kLl);
+  EXPECT_EQ(ll.chunk_bytes, 32u << 10);
+  EXPECT_EQ(ll.window, 8u);
+  EXPECT_EQ(ll.data_num * 2, ll.data_den);
+  EXPECT_TRUE(ll.per_line);
+  const NcclRingShape ll128 = NcclRingShape::from(cfg, Protocol::kLl128);
+  EXPECT_EQ(ll128.chunk_bytes, 576000u);
+  EXPECT_EQ(ll128.threads, 640);
+  // Channels: LL's threshold is 8 B per thread x the ranks (24 x 512 x 8 x 4
+  // = 384 KiB on 4 GPUs), LL128's 8 B per thread (24 x 640 x 8 = 120 KiB).
+  EXPECT_EQ(NcclRingPlan((384u << 10) / 4, 4, 4, ll).channels(), 24);
+  EXPECT_EQ(NcclRingPlan((384u << 10) / 4 - 4, 4, 4, ll).channels(), 23);
+  EXPECT_EQ(NcclRingPlan((120u << 10) / 4, 4, 4, ll128).channels(), 24);
+  // One slice per chunk.
+  const NcclRingPlan plan((1u << 20) / 4, 4, 4, ll);
   expect_consistent(plan);
 }
 

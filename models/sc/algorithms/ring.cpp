@@ -124,7 +124,7 @@ void RingAlgorithm::receive(const Packet& in) {
 
 std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config& cfg,
                                                          const CollectiveSweep& /*sweep*/) {
-  if (cfg.collective.protocol == Protocol::kSimple) return make_ring_simple_algorithm(gpu, cfg);
+  if (cfg.collective.protocol != Protocol::kIdeal) return make_ring_nccl_algorithm(gpu, cfg);
   return std::make_unique<RingAlgorithm>(gpu);
 }
 

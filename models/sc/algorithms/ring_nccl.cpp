@@ -1,23 +1,26 @@
-// NCCL's ring all-reduce with the Simple protocol (collective.protocol=
-// simple; docs/models/gpu.md): the GPU side of the ring, from NCCL's design
-// (../shared/notes/NCCL.md sections 1, 2 and 5).
+// NCCL's ring all-reduce as the GPUs run it, with the Simple, LL or LL128
+// protocol (collective.protocol; docs/models/gpu.md): the GPU side of the
+// ring, from NCCL's design (../shared/notes/NCCL.md sections 1, 2 and 5).
 //
 // The call's elements are cut by the sweep's NcclRingPlan into channels, and
 // each channel works through its ops (a slice received, reduced or copied,
 // and sent on) in order, one op at a time, as one CTA does. Per channel and
-// peer there is a FIFO of gpu.slots steps; a slice takes 2 of them, so a
-// sender may be gpu.slots / 2 slices ahead of its receiver. On the fabric:
+// peer there is a FIFO of gpu.slots steps; a Simple slice takes 2 of them,
+// an LL or LL128 slice 1 (NcclRingShape::window). On the fabric:
 //   - the slice's data: writes of collective.payload_bytes (SM stores),
-//     striped over the links by address;
+//     striped over the links by address; an LL write carries half as much
+//     data (its lines are half flags), an LL128 write 120 of 128 B;
 //   - with gpu.write_acks, a one-flit response per write, back to its writer;
-//   - the flag ('tail'): an 8-byte write after the slice, sent once every
-//     response of the slice is back (the system-scope fence), in slice order;
+//   - Simple only: the flag ('tail'), an 8-byte write after the slice, sent
+//     once every response of the slice is back (the system-scope fence), in
+//     slice order (LL and LL128 lines carry their own flags);
 //   - the credit ('head'): an 8-byte write back to the sender once the op
 //     that read the slice has sent its own writes.
-// An op starts when its slice's flag and data are in and a slot of the next
-// GPU's FIFO is free; it ends when its last write has left. The next op may
-// start before the fence of the last one is over (NCCL's post thread fences
-// while the others copy on).
+// A Simple op starts when its slice's flag and data are in and a slot of the
+// next GPU's FIFO is free; an LL or LL128 op when the slot is free, passing
+// each line on as it arrives. An op ends when its last write has left. The
+// next op may start before the fence of the last one is over (NCCL's post
+// thread fences while the others copy on).
 //
 // Timing assumptions: the SMs copy and add as fast as the links take the
 // writes (the links, not the SMs, are the limit); polling a flag costs
@@ -36,20 +39,25 @@ namespace {
 // Step counters travel as 8-byte stores of the slice's sequence number.
 constexpr std::uint32_t kFlagBytes = 8;
 
-class RingSimpleAlgorithm final : public CollectiveAlgorithm {
+class RingNcclAlgorithm final : public CollectiveAlgorithm {
  public:
-  RingSimpleAlgorithm(Gpu& gpu, const Config& cfg)
+  RingNcclAlgorithm(Gpu& gpu, const Config& cfg)
       : CollectiveAlgorithm(gpu),
-        window_(static_cast<std::uint64_t>(cfg.gpu.slots / 2)),
         acks_(cfg.gpu.write_acks),
-        ack_vc_(cfg.sw.vcs > 1 ? 1 : 0) {}
+        ack_vc_(cfg.sw.vcs > 1 ? 1 : 0),
+        payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)) {}
 
   void begin_call() override;
   void start_work() override;
   int first_step_dst(std::uint64_t /*entry*/) const override { return member(call().rank + 1); }
   std::uint64_t first_step_count(std::uint64_t entry) const override {
     const NcclRingPlan::Op& op = channel_of(entry).cursor.op();
-    return std::min(plan().slice_elements, op.first + op.count - entry);
+    return std::min(write_, op.first + op.count - entry);
+  }
+  // A line's flags travel with its data (LL: as many bytes; LL128: 8 of 128).
+  std::uint64_t first_step_wire_bytes(std::uint64_t entry) const override {
+    const std::uint64_t data = first_step_count(entry) * es();
+    return (data * den_ + num_ - 1) / num_;
   }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
@@ -66,6 +74,7 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
     std::uint64_t flagged_out = 0;  // slices we have flagged
     std::vector<std::uint64_t> arrived;  // [slice % window] bytes of an incoming slice
     std::vector<std::uint64_t> unacked;  // [slice % window] writes awaiting a response
+    std::uint64_t unacked_all = 0;       // all of them
     bool closed = false;  // every op ended, every slice sent flagged and credited
     // The slices to receive next: a cursor ahead of ours, and the first
     // element of each (an arriving write finds its place from it).
@@ -97,9 +106,18 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
   void finished_slice(Channel& ch);  // a recv-only op: the last data in
   void settle(int c);  // channel c may have nothing left to do or wait for
 
-  std::uint64_t window_;  // slices a sender may be ahead (gpu.slots / 2)
+  void took_line(int c, std::uint64_t first);  // LL, LL128: a line of the running op is in
+
   bool acks_;
   int ack_vc_;
+  std::uint64_t payload_;  // collective.payload_bytes: a write's bytes on the wire
+  // The current call's protocol (NcclRingShape): slices a sender may be
+  // ahead, data elements per write, data bytes per wire byte (num_ / den_),
+  // and whether lines are passed on as they arrive.
+  std::uint64_t window_ = 4;
+  std::uint64_t write_ = 32;
+  std::uint64_t num_ = 1, den_ = 1;
+  bool per_line_ = false;
   // Channel c's slot for the `write`-th write of incoming slice `seq`.
   PayloadId& held(Channel& ch, std::uint64_t seq, std::uint64_t write) const {
     return ch.held[(seq % window_) * slice_writes_ + write];
@@ -115,9 +133,15 @@ class RingSimpleAlgorithm final : public CollectiveAlgorithm {
   std::size_t open_ = 0;       // channels not closed
 };
 
-void RingSimpleAlgorithm::begin_call() {
+void RingNcclAlgorithm::begin_call() {
   const NcclRingPlan& p = nccl();
-  const std::uint64_t pe = plan().slice_elements;
+  const NcclRingShape& shape = sweep().nccl_shape();
+  window_ = shape.window;
+  num_ = shape.data_num;
+  den_ = shape.data_den;
+  per_line_ = shape.per_line;
+  write_ = payload_ * num_ / den_ / es();
+  const std::uint64_t pe = write_;
   slice_writes_ = std::max<std::uint64_t>(1, (p.max_slice_elements() + pe - 1) / pe);
   channels_.assign(static_cast<std::size_t>(p.channels()), Channel{});
   rs_left_ = 0;
@@ -137,14 +161,14 @@ void RingSimpleAlgorithm::begin_call() {
   open_ = channels_.size();
 }
 
-void RingSimpleAlgorithm::look_ahead(Channel& ch) const {
+void RingNcclAlgorithm::look_ahead(Channel& ch) const {
   for (; ch.ahead_seq < ch.consumed + window_ && !ch.ahead.done(); ch.ahead.next())
     if (ch.ahead.op().recv) ch.expect[ch.ahead_seq++ % window_] = ch.ahead.op().first;
 }
 
-PayloadId RingSimpleAlgorithm::take(Channel& ch, std::uint64_t first) const {
+PayloadId RingNcclAlgorithm::take(Channel& ch, std::uint64_t first) const {
   const NcclRingPlan::Op& op = ch.cursor.op();
-  PayloadId& slot = held(ch, ch.consumed, (first - op.first) / plan().slice_elements);
+  PayloadId& slot = held(ch, ch.consumed, (first - op.first) / write_);
   const PayloadId id = slot;
   if (id == kNoPayload)
     throw InvariantError(name() + ": no data received for element " + std::to_string(first));
@@ -152,41 +176,46 @@ PayloadId RingSimpleAlgorithm::take(Channel& ch, std::uint64_t first) const {
   return id;
 }
 
-void RingSimpleAlgorithm::start_work() {
+void RingNcclAlgorithm::start_work() {
   if (call().op != CollectiveOp::kAllReduce)
-    throw InvariantError(name() + ": collective.protocol=simple implements all_reduce only");
+    throw InvariantError(name() + ": NCCL's protocols here implement all_reduce only");
   for (int c = 0; c < static_cast<int>(channels_.size()); ++c) {
     run(c);
     settle(c);
   }
 }
 
-bool RingSimpleAlgorithm::can_start(const Channel& ch) const {
+bool RingNcclAlgorithm::can_start(const Channel& ch) const {
   if (ch.running || ch.cursor.done()) return false;
   const NcclRingPlan::Op& op = ch.cursor.op();
-  if (op.recv && (ch.flagged_in <= ch.consumed ||
-                  ch.arrived[ch.consumed % window_] < op.count * es()))
+  // Simple: the whole slice and its flag; LL, LL128: lines go on as they come.
+  if (!per_line_ && op.recv &&
+      (ch.flagged_in <= ch.consumed || ch.arrived[ch.consumed % window_] < op.count * es()))
     return false;
   return !op.send || ch.sent < ch.credits + window_;
 }
 
-void RingSimpleAlgorithm::run(int c) {
+void RingNcclAlgorithm::run(int c) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   while (can_start(ch)) start(c);
 }
 
-void RingSimpleAlgorithm::start(int c) {
+void RingNcclAlgorithm::start(int c) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const NcclRingPlan::Op& op = ch.cursor.op();
   ch.running = true;
-  if (!op.send) {  // the last step: the data is our output
+  if (!op.send) {  // the last step: the data is our output, once it is all in
+    if (ch.arrived[ch.consumed % window_] < op.count * es()) return;  // (LL, LL128)
     finished_slice(ch);
     end_op(c);
     return;
   }
-  const std::uint64_t pe = plan().slice_elements;
+  const std::uint64_t pe = write_;
   ch.to_make = (op.count + pe - 1) / pe;
-  for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) push_first_step(e);
+  for (std::uint64_t e = op.first; e < op.first + op.count; e += pe)
+    // LL, LL128: the lines in so far; the rest go on as they arrive.
+    if (!per_line_ || !op.recv || held(ch, ch.consumed, (e - op.first) / pe) != kNoPayload)
+      push_first_step(e);
   if (ch.to_make == 0) {
     end_op(c);
     return;
@@ -194,7 +223,7 @@ void RingSimpleAlgorithm::start(int c) {
   wake_links();  // (we may be inside a link's send: the links look again at once)
 }
 
-PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
+PacketId RingNcclAlgorithm::make_first_step(Port& port) {
   const std::uint64_t first = port.first_step.front();
   const int c = nccl().channel_of(first);
   Channel& ch = channels_[static_cast<std::size_t>(c)];
@@ -204,7 +233,7 @@ PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
   const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.sent), first, count);
   Packet& p = pool().get(pk);
   p.group = static_cast<std::uint16_t>(c);
-  p.flits = flits_on(port, p.bytes);
+  p.flits = flits_on(port, first_step_wire_bytes(first));
   if (op.step == 0) {  // our own input starts the chunk
     p.payload = payloads().alloc();
     input(first, count, payloads().data(p.payload));
@@ -218,14 +247,17 @@ PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
     }
     if (op.step == call().size - 1 && (rs_left_ -= count) == 0) sweep().mark_mid(id(), now());
   }
-  if (acks_) ++ch.unacked[ch.sent % window_];
+  if (acks_) {
+    ++ch.unacked[ch.sent % window_];
+    ++ch.unacked_all;
+  }
   if (--ch.to_make == 0) end_op(c);
   return pk;
 }
 
-void RingSimpleAlgorithm::finished_slice(Channel& ch) {
+void RingNcclAlgorithm::finished_slice(Channel& ch) {
   const NcclRingPlan::Op& op = ch.cursor.op();
-  const std::uint64_t pe = plan().slice_elements;
+  const std::uint64_t pe = write_;
   for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) {
     const PayloadId id = take(ch, e);
     const std::uint64_t count = std::min(pe, op.first + op.count - e);
@@ -235,7 +267,7 @@ void RingSimpleAlgorithm::finished_slice(Channel& ch) {
   }
 }
 
-void RingSimpleAlgorithm::end_op(int c) {
+void RingNcclAlgorithm::end_op(int c) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const NcclRingPlan::Op op = ch.cursor.op();
   if (op.recv) {  // its slot is free again: tell the sender
@@ -246,7 +278,10 @@ void RingSimpleAlgorithm::end_op(int c) {
   }
   if (op.send) {
     ++ch.sent;
-    send_flags(c);
+    if (per_line_)
+      ch.flagged_out = ch.sent;  // its lines carried their flags
+    else
+      send_flags(c);
   }
   ch.running = false;
   ch.cursor.next();
@@ -257,14 +292,14 @@ void RingSimpleAlgorithm::end_op(int c) {
 }
 
 // Flags go in slice order, each once the slice's writes are all answered.
-void RingSimpleAlgorithm::send_flags(int c) {
+void RingNcclAlgorithm::send_flags(int c) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   while (ch.flagged_out < ch.sent && ch.unacked[ch.flagged_out % window_] == 0)
     control(PacketKind::kStepFlag, member(call().rank + 1), c, ch.flagged_out++,
-            static_cast<std::uint64_t>(c) * plan().slice_elements * es());
+            static_cast<std::uint64_t>(c) * payload_);
 }
 
-void RingSimpleAlgorithm::control(PacketKind kind, int dst, int c, std::uint64_t seq,
+void RingNcclAlgorithm::control(PacketKind kind, int dst, int c, std::uint64_t seq,
                                   std::uint64_t addr) {
   const PacketId pk = make_packet(static_cast<std::uint16_t>(seq), 0, 0);
   Packet& p = pool().get(pk);
@@ -277,16 +312,21 @@ void RingSimpleAlgorithm::control(PacketKind kind, int dst, int c, std::uint64_t
   queue_deferred(pk);  // (we may be inside a link's send)
 }
 
-void RingSimpleAlgorithm::receive(const Packet& in) {
+void RingNcclAlgorithm::receive(const Packet& in) {
   const int c = in.group;
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   switch (in.kind) {
     case PacketKind::kWrite: {
       const std::uint64_t seq = widen(in.step, ch.consumed);
       const std::uint64_t first = in.addr / es();
-      held(ch, seq, (first - ch.expect[seq % window_]) / plan().slice_elements) = in.payload;
+      held(ch, seq, (first - ch.expect[seq % window_]) / write_) = in.payload;
       ch.arrived[seq % window_] += in.bytes;
       if (acks_) control(PacketKind::kWriteAck, in.src, c, in.step, in.addr);
+      if (per_line_ && ch.running && ch.cursor.op().recv && seq == ch.consumed) {
+        took_line(c, first);
+        settle(c);
+        return;
+      }
       break;
     }
     case PacketKind::kStepFlag:
@@ -297,31 +337,48 @@ void RingSimpleAlgorithm::receive(const Packet& in) {
       break;
     case PacketKind::kWriteAck:
       --ch.unacked[widen(in.step, ch.flagged_out) % window_];
+      --ch.unacked_all;
       send_flags(c);
       settle(c);
       return;
     default:
-      throw InvariantError(name() + ": collective.protocol=simple got a packet of kind " +
+      throw InvariantError(name() + ": NCCL's ring got a packet of kind " +
                            std::to_string(static_cast<int>(in.kind)));
   }
   run(c);
   settle(c);
 }
 
-// The call is over for us when every op has ended, every slice we sent is
-// flagged (its responses are in) and credited: nothing of ours is left on
-// the fabric, and nothing more will come.
-void RingSimpleAlgorithm::settle(int c) {
+// A line of the running op's slice arrived (LL, LL128): pass it on now, or,
+// at the last step, end the op once the slice is all in.
+void RingNcclAlgorithm::took_line(int c, std::uint64_t first) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
-  if (ch.closed || !ch.cursor.done() || ch.flagged_out < ch.sent || ch.credits < ch.sent) return;
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  if (op.send) {
+    send_first_step(first);
+    return;
+  }
+  if (ch.arrived[ch.consumed % window_] < op.count * es()) return;
+  finished_slice(ch);
+  end_op(c);
+}
+
+// The call is over for us when every op has ended, every slice we sent is
+// flagged and credited and every write answered: nothing of ours is left on
+// the fabric, and nothing more will come.
+void RingNcclAlgorithm::settle(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  if (ch.closed || !ch.cursor.done() || ch.flagged_out < ch.sent || ch.credits < ch.sent ||
+      ch.unacked_all > 0)
+    return;
   ch.closed = true;
   if (--open_ == 0) output_done(output_);
 }
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_ring_simple_algorithm(Gpu& gpu, const Config& cfg) {
-  return std::make_unique<RingSimpleAlgorithm>(gpu, cfg);
+std::unique_ptr<CollectiveAlgorithm> make_ring_nccl_algorithm(Gpu& gpu, const Config& cfg) {
+  return std::make_unique<RingNcclAlgorithm>(gpu, cfg);
 }
 
 }  // namespace fabricsim
