@@ -318,4 +318,37 @@ TEST(Interrupt, CompareStopsAfterThePartialResult) {
   fs::remove_all(dir);
 }
 
+// compare with two simulations (one per GPU count): a stop in the first
+// ends it where it is and starts no second; those sizes say so.
+TEST(Interrupt, CompareStopsAndStartsNoOtherSimulation) {
+  const std::string dir = temp_dir("compare_runs");
+  std::ostringstream log;
+  log << "# COLLECTIVE: all_reduce_perf\n";
+  for (int gpus : {2, 4}) {
+    log << "### GPUS=" << gpus << "\n";
+    for (std::uint64_t b = 1 << 20; b <= (1ull << 30); b *= 2)
+      log << "  " << b << "  " << b / 4 << "  float  sum  -1  100.0  1.0  1.0  0  100.0  1.0  1.0  0\n";
+  }
+  std::ofstream(dir + "/log.txt") << log.str();
+  Process p({"compare", dir + "/log.txt", "--config", kSrc + "/configs/dgx-h100.yaml", "--set",
+             "collective.algorithm=ring", "--out", dir},
+            dir);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(p.pid(), SIGINT);
+  const int st = p.wait();
+  ASSERT_EQ(exit_code(st), 130) << st << p.err() << p.out();
+  const std::string out = p.out();
+  EXPECT_NE(out.find("# SIGINT: stopped at "), std::string::npos) << out;
+  EXPECT_NE(out.find("    1073741824   4     100.00          -         -       1.00          -         -       -  ?/?   "
+                     "         not reached (SIGINT)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(load(dir + "/run-1/stats.json")["sim"]["interrupted"].get<bool>());
+  EXPECT_FALSE(fs::exists(dir + "/run-2/stats.json"));
+  const auto j = load(dir + "/compare.json");
+  EXPECT_EQ(j["rows"].back()["status"], "not_reached");
+  EXPECT_FALSE(j["simulations"][1]["started"].get<bool>());
+  fs::remove_all(dir);
+}
+
 }  // namespace
