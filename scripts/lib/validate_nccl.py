@@ -116,39 +116,37 @@ def summary_row(path, j, host, png):
 
 
 def series(rows):
-    """Rows by section, in the file's order: (label, rows)."""
+    """Rows by what was measured: GPU count, algorithm and protocol (a file's
+    sections of one setting are one curve), in the file's order."""
     out = {}
     for r in rows:
-        out.setdefault(r["section"], []).append(r)
+        key = (r["n"], r["measured_algorithm"], r["measured_protocol"])
+        out.setdefault(key, []).append(r)
     return list(out.items())
 
 
-def section_label(j, k, rows):
-    s = j["sections"][k - 1]
-    algo = names(r["measured_algorithm"] or "?" for r in rows)
-    proto = names(r["measured_protocol"] for r in rows if r["measured_protocol"])
-    parts = [f"n={s['n']}" if s["n"] else "n=?", algo if algo != "?" else "(algorithm not in the log)"]
-    if proto != "-":
+def series_label(key):
+    n, algo, proto = key
+    parts = [f"n={n}" if n else "n=?", algo or "algorithm not in the log"]
+    if proto:
         parts.append(proto)
-    return " ".join(parts)
+    return ", ".join(parts)
 
 
 def plot(plt, path, j, png_path, max_bytes):
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for idx, (k, rows) in enumerate(series(j["rows"])):
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
+    for idx, (key, rows) in enumerate(series(j["rows"])):
         color = f"C{idx % 10}"
-        label = section_label(j, k, rows)
-        xs = [r["size_bytes"] for r in rows]
         sim = [r for r in rows if r["sim_time_us"] is not None]
+        sim_label = f"fabricsim ({names(r['sim_algorithm'] for r in sim)})" if sim else "not simulated"
         for ax, m_key, s_key in ((axes[0], "measured_time_us", "sim_time_us"),
                                  (axes[1], "measured_busbw_GBps", "sim_busbw_GBps")):
-            ys = [r[m_key] for r in rows]
-            keep = [(x, y) for x, y in zip(xs, ys) if y > 0]  # busbw 0.00 at the smallest sizes
-            ax.plot([x for x, _ in keep], [y for _, y in keep], color=color, marker="o", ms=3,
-                    mfc="none", label=f"measured {label}")
-            sx = [r["size_bytes"] for r in sim if r[s_key] > 0]
-            sy = [r[s_key] for r in sim if r[s_key] > 0]
-            ax.plot(sx, sy, color=color, ls="--", marker="x", ms=6, label=f"fabricsim ({names(r['sim_algorithm'] for r in sim)})")
+            keep = [r for r in rows if r[m_key] > 0]  # busbw 0.00 at the smallest sizes
+            ax.plot([r["size_bytes"] for r in keep], [r[m_key] for r in keep], color=color, marker="o",
+                    ms=3.5, mfc="none", label=f"measured, {series_label(key)}")
+            shown = [r for r in sim if r[s_key] > 0]
+            ax.plot([r["size_bytes"] for r in shown], [r[s_key] for r in shown], color=color, ls="--",
+                    marker="x", ms=7, label=f"   {sim_label}")
     for ax, ylabel in ((axes[0], "time (us)"), (axes[1], "busbw (GB/s)")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -156,9 +154,9 @@ def plot(plt, path, j, png_path, max_bytes):
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
         ax.axvline(max_bytes, color="grey", ls=":", lw=1)
-    axes[1].legend(fontsize=6.5, loc="best")
-    fig.suptitle(f"{os.path.basename(path)} (dotted: --max-bytes {max_bytes}; larger sizes not simulated)",
-                 fontsize=8.5)
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.suptitle(f"{os.path.basename(path)}: measured (o) and simulated (x); dotted line: "
+                 f"--max-bytes {max_bytes}, larger sizes not simulated", fontsize=8.5)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)
