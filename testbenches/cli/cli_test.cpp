@@ -19,11 +19,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using fabricsim_test::kSrc;
-using fabricsim_test::load;
-using fabricsim_test::Result;
-using fabricsim_test::sh;
-using fabricsim_test::temp_dir;
+using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
 
 // Everything that depends on the host rather than the model.
 nlohmann::json without_host(nlohmann::json j) {

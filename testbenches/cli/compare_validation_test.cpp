@@ -22,11 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using fabricsim_test::kSrc;
-using fabricsim_test::load;
-using fabricsim_test::Result;
-using fabricsim_test::sh;
-using fabricsim_test::temp_dir;
+using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
 
 fabricsim::NcclLog read_log(const std::string& path) {
   std::ifstream f(path);
