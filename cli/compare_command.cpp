@@ -281,7 +281,7 @@ int execute(Plan& p, const Interrupts& interrupts) {
 }
 
 const nlohmann::json* simulated_row(const nlohmann::json& s, std::uint64_t size) {
-  if (!s.is_object() || !s.contains("collectives")) return nullptr;
+  if (!s.is_object() || !s.contains("collectives")) return nullptr;  // (a run that failed early)
   const nlohmann::json* sim = nullptr;
   for (const auto& x : s["collectives"]["rows"])
     if (x["size_bytes"].get<std::uint64_t>() == size && x["iterations"].get<int>() > 0)
@@ -291,7 +291,8 @@ const nlohmann::json* simulated_row(const nlohmann::json& s, std::uint64_t size)
 
 const nlohmann::json* sim_of(const Plan& p, const Row& r) {
   if (r.run < 0) return nullptr;
-  return simulated_row(p.runs[static_cast<std::size_t>(r.run)].outcome.stats, r.m->size);
+  const auto& stats = p.runs[static_cast<std::size_t>(r.run)].outcome.stats;
+  return stats ? simulated_row(*stats, r.m->size) : nullptr;
 }
 
 // Relative errors of one measured quantity, simulated against measured.
@@ -358,7 +359,9 @@ std::string outcome_text(const Plan& p, const Row& r) {
       break;
   }
   const Run& run = p.runs[static_cast<std::size_t>(r.run)];
-  if (!sim_of(p, r)) return fmt::format("not reached ({})", Interrupts::signal_name());
+  if (!sim_of(p, r))
+    return Interrupts::requested() ? fmt::format("not reached ({})", Interrupts::signal_name())
+                                   : std::string("not reached (the run ended first: sim.duration_ns)");
   return sim_algorithm(run) + "/" + sim_protocol(p, run);
 }
 

@@ -138,8 +138,9 @@ RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, cons
   out.error = r.value("error", "");
   out.stopped = r.value("stopped", "");
   std::ifstream f(std::filesystem::path(out_dir) / "stats.json");
-  if (f) out.stats = nlohmann::json::parse(f, nullptr, false);
-  if (out.stats.is_discarded()) out.stats = nullptr;
+  if (!f) return out;
+  auto stats = std::make_shared<nlohmann::json>(nlohmann::json::parse(f, nullptr, false));
+  if (!stats->is_discarded()) out.stats = std::move(stats);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
 
 #include "models/core/config.hpp"
@@ -18,7 +19,9 @@ struct RunOutcome {
   int status = 0;
   std::string error;    // why it failed
   std::string stopped;  // interrupted: where ("stopped at 12.000 us simulated during call 3 of 9 (4096 B)")
-  nlohmann::json stats;  // the run's stats.json (also written to out_dir); null if none
+  // The run's stats.json (also written to out_dir); null if none. Shared,
+  // so that moving an outcome cannot throw.
+  std::shared_ptr<const nlohmann::json> stats;
   double host_seconds = 0;  // wall-clock time of the child
 };
 
