@@ -137,33 +137,31 @@ std::vector<std::string> common_sets(const Plan& p) {
           "collective.redop=" + to_string(nccl_redop(r0.redop, p.log.origin, r0.line))};
 }
 
+// One key the log decides (unless --set gives it): the name the log
+// measured, in the model's terms; the configuration's when the log does
+// not say, said outright so that sizes of a known and an unknown choice
+// that are the same simulation share it; a name the model lacks makes the
+// size 'not in the model'.
+void plan_key(const Plan& p, Row& row, const std::string& key, const std::string& measured,
+              const std::vector<std::string>& choices, const std::string& what) {
+  if (p.user_keys.count(key)) return;
+  if (measured.empty()) {
+    row.sets.push_back(key + "=" + value_of(p.base, key));
+  } else if (allows(choices, lower(measured))) {
+    row.sets.push_back(key + "=" + lower(measured));
+  } else if (row.status == Status::kPending) {
+    row.status = Status::kNotInModel;
+    row.why = what + measured;
+  }
+}
+
 // The settings one size needs, or why it is not simulated.
 void plan_row(const Plan& p, const CompareOptions& opts, Row& row) {
   const NcclRow& m = *row.m;
   if (m.ranks > 0 && !p.user_keys.count("topology.endpoints"))
     row.sets.push_back("topology.endpoints=" + std::to_string(m.ranks));
-  // Unknown: the configuration's, said outright so that sizes of a known
-  // and an unknown algorithm that are the same simulation share it.
-  if (m.algorithm.empty() && !p.user_keys.count("collective.algorithm"))
-    row.sets.push_back("collective.algorithm=" + to_string(p.base.collective.algorithm));
-  if (!m.algorithm.empty() && !p.user_keys.count("collective.algorithm")) {
-    if (allows(p.model.algorithms, lower(m.algorithm))) {
-      row.sets.push_back("collective.algorithm=" + lower(m.algorithm));
-    } else {
-      row.status = Status::kNotInModel;
-      row.why = m.algorithm;
-    }
-  }
-  if (p.model.has_protocol && m.protocol.empty() && !p.user_keys.count("collective.protocol"))
-    row.sets.push_back("collective.protocol=" + value_of(p.base, "collective.protocol"));
-  if (p.model.has_protocol && !m.protocol.empty() && !p.user_keys.count("collective.protocol")) {
-    if (allows(p.model.protocols, lower(m.protocol))) {
-      row.sets.push_back("collective.protocol=" + lower(m.protocol));
-    } else if (row.status == Status::kPending) {
-      row.status = Status::kNotInModel;
-      row.why = "protocol " + m.protocol;
-    }
-  }
+  plan_key(p, row, "collective.algorithm", m.algorithm, p.model.algorithms, "");
+  if (p.model.has_protocol) plan_key(p, row, "collective.protocol", m.protocol, p.model.protocols, "protocol ");
   if (row.status == Status::kPending && opts.max_bytes > 0 && m.size > opts.max_bytes)
     row.status = Status::kBeyondReach;
 }
