@@ -111,6 +111,7 @@ struct Plan {
   std::vector<Row> rows;
   std::vector<Run> runs;
   std::vector<std::string> warnings;
+  std::map<std::string, int> protocol_fallbacks;  // what settle_protocols did -> sizes
 };
 
 // The log's test: --op, else the log's own "# Collective test starting" line.
@@ -186,6 +187,51 @@ std::vector<std::pair<std::vector<std::uint64_t>, std::uint64_t>> series_of(std:
   return out;
 }
 
+// Everything one simulation sets: the log's workload, the sizes' settings,
+// the sweep first .. last (x factor), and the user's --set last.
+std::vector<std::string> settings_of(const CompareOptions& opts, const std::vector<std::string>& common,
+                                     const std::vector<std::string>& sets, std::uint64_t first,
+                                     std::uint64_t last, std::uint64_t factor) {
+  std::vector<std::string> all = common;
+  all.insert(all.end(), sets.begin(), sets.end());
+  all.push_back("collective.min_bytes=" + std::to_string(first));
+  all.push_back("collective.max_bytes=" + std::to_string(last));
+  all.push_back("collective.step_factor=" + std::to_string(factor));
+  all.insert(all.end(), opts.overrides.begin(), opts.overrides.end());
+  return all;
+}
+
+// A protocol the log measured that the configuration refuses with the
+// size's other settings (a GPU-side protocol the model has for some
+// algorithms only) is simulated with the configuration's own protocol: the
+// simulated column shows it and the footer says why.
+void settle_protocols(Plan& p, const CompareOptions& opts, const std::vector<std::string>& common) {
+  if (!p.model.has_protocol) return;
+  const std::string own = "collective.protocol=" + value_of(p.base, "collective.protocol");
+  std::map<std::vector<std::string>, std::string> refused;  // settings -> why ("": accepted)
+  for (Row& r : p.rows) {
+    const auto it = std::find_if(r.sets.begin(), r.sets.end(),
+                                 [](const std::string& x) { return x.rfind("collective.protocol=", 0) == 0; });
+    if (r.status != Status::kPending || it == r.sets.end() || *it == own) continue;
+    auto t = refused.find(r.sets);
+    if (t == refused.end()) {
+      std::string why;
+      try {
+        load_config(opts.config_path, settings_of(opts, common, r.sets, r.m->size, r.m->size, 2));
+      } catch (const ConfigError& e) {
+        why = e.what();
+      }
+      t = refused.emplace(r.sets, why).first;
+    }
+    if (t->second.empty()) continue;
+    ++p.protocol_fallbacks[fmt::format("{}/{} on {} GPUs simulated with {}: the configuration refuses {} "
+                                       "there ({})",
+                                       r.m->algorithm.empty() ? "?" : r.m->algorithm, r.m->protocol,
+                                       r.m->ranks, own, *it, t->second)];
+    *it = own;
+  }
+}
+
 // Groups the sizes to simulate by their settings; loads each run's
 // configuration (ConfigError if one does not fit).
 void plan_runs(Plan& p, const CompareOptions& opts, const std::vector<std::string>& common) {
@@ -198,13 +244,7 @@ void plan_runs(Plan& p, const CompareOptions& opts, const std::vector<std::strin
       run.sets = sets;
       run.sizes = series;
       run.factor = factor;
-      std::vector<std::string> all = common;
-      all.insert(all.end(), sets.begin(), sets.end());
-      all.push_back("collective.min_bytes=" + std::to_string(series.front()));
-      all.push_back("collective.max_bytes=" + std::to_string(series.back()));
-      all.push_back("collective.step_factor=" + std::to_string(factor));
-      all.insert(all.end(), opts.overrides.begin(), opts.overrides.end());
-      run.cfg = load_config(opts.config_path, all);
+      run.cfg = load_config(opts.config_path, settings_of(opts, common, sets, series.front(), series.back(), factor));
       p.runs.push_back(std::move(run));
     }
   const bool several = p.runs.size() > 1;
@@ -249,6 +289,7 @@ Plan prepare(const CompareOptions& opts, const std::string& text) {
     plan_row(p, opts, r);
     p.rows.push_back(r);
   }
+  settle_protocols(p, opts, common);
   plan_runs(p, opts, common);
   return p;
 }
@@ -476,6 +517,8 @@ void print_footer(const CompareOptions& opts, const Plan& p, const ErrorSum& tim
   if (const int n = count_rows(p, [](const Row& r) { return r.status == Status::kBeyondReach; }))
     fmt::print("# Not simulated: {} sizes above --max-bytes {}, beyond host-time reach (issue 28)\n", n,
                opts.max_bytes);
+  for (const auto& [what, n] : p.protocol_fallbacks)
+    fmt::print("# Protocol: {} ({} sizes)\n", what, n);
   if (!p.model.has_protocol)
     fmt::print("# Protocol: not modelled yet (the configuration has no collective.protocol); the "
                "'measured' column says which NCCL used ('?': the log does not say)\n");
@@ -518,6 +561,7 @@ void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_
   nlohmann::json j = {{"log", opts.log_path}, {"config", opts.config_path}, {"test", p.log.test},
                       {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
                       {"protocol_modelled", p.model.has_protocol},
+                      {"protocol_fallbacks", p.protocol_fallbacks},
                       {"busbw_resolved_GBps", kBusbwResolvedGBps}};
   for (std::size_t k = 0; k < p.log.sections.size(); ++k) {
     const NcclSection& s = p.log.sections[k];
