@@ -125,6 +125,11 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   sharp_ = cfg.topology.kind == TopologyKind::kScaleOut && cfg.scaleout.sharp;
   hier_.tree = !sharp_ && cfg.collective.inter != InterAlgo::kRing;
   hier_.double_tree = hier_.tree && cfg.collective.inter == InterAlgo::kDoubleTree;
+  nccl_ = cfg.collective.protocol != Protocol::kIdeal;
+  if (nccl_) {
+    nccl_shape_ = NcclRingShape::from(cfg);
+    launch_ = ns_to_ps(cfg.gpu.launch_ns);
+  }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
     // A training step: the file's calls in order, collective.iterations times.
@@ -174,6 +179,10 @@ void CollectiveSweep::begin(Ps t) {
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
+  if (nccl_) {
+    nccl_plan_ = NcclRingPlan(plan_.elements, es, plan_.n, nccl_shape_);
+    c.channels = nccl_plan_.channels();
+  }
   c.gpu_done.assign(static_cast<size_t>(n_), 0);
   c.gpu_mid.assign(static_cast<size_t>(n_), 0);
   c.gpu_inter.assign(static_cast<size_t>(n_), 0);
@@ -182,7 +191,7 @@ void CollectiveSweep::begin(Ps t) {
 }
 
 Ps CollectiveSweep::start_delay(std::size_t call, int g) const {
-  Ps d = g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0;
+  Ps d = launch_ + (g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0);
   if (straggler_.jitter_ns > 0) {
     // Its own stream per (call, GPU): the same seed gives the same jitter.
     Rng rng(seed_ ^ 0x5747AU, call * 0x10000u + static_cast<std::uint64_t>(g));
@@ -245,7 +254,7 @@ CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first
   const std::size_t bytes = static_cast<std::size_t>(count) * es;
   const std::uint64_t call = current_;
   const CollectiveOp op = current().op;
-  const int c = plan_.chunk_of(first);
+  const int c = nccl_ ? nccl_plan_.chunk_of(first) : plan_.chunk_of(first);
   Golden g{std::vector<std::uint8_t>(bytes), uses, {}};
   const int root = static_cast<int>(cfg_.root);
   if (op == CollectiveOp::kAllGather) {

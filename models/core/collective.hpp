@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/core/config.hpp"
+#include "models/core/nccl_ring.hpp"
 #include "models/core/reduction_alu.hpp"
 #include "models/core/time.hpp"
 #include "models/core/training.hpp"
@@ -126,6 +127,7 @@ struct CollectiveCall {
   Ps intra_done = 0;
   Ps inter_done = 0;
   std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
+  int channels = 0;  // collective.protocol other than ideal: NCCL channels it used
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
   // When each GPU ended its first phase (ring all-reduce: its chunk fully
   // reduced; hierarchical: reduced inside its domain) and, hierarchical, its
@@ -153,6 +155,9 @@ class CollectiveSweep {
   // ranks of one domain.
   const RingPlan& plan() const { return plan_; }
   bool hierarchical() const { return current().algorithm == CollectiveAlgo::kHierarchical; }
+  // collective.protocol other than ideal: the current call's channels,
+  // loops, chunks and slices as NCCL cuts them (else nullptr).
+  const NcclRingPlan* nccl_plan() const { return nccl_ ? &nccl_plan_ : nullptr; }
   const CollectiveCall& current() const { return calls_[current_]; }
   // The GPU groups of a call: partition 0 is every GPU in one group.
   const Partition& partition(int k) const { return partitions_[static_cast<size_t>(k)]; }
@@ -227,6 +232,10 @@ class CollectiveSweep {
   int finished_ = 0;
   bool stop_when_done_ = true;
   RingPlan plan_;
+  bool nccl_ = false;  // collective.protocol other than ideal
+  NcclRingShape nccl_shape_;
+  NcclRingPlan nccl_plan_;
+  Ps launch_ = 0;  // gpu.launch_ns
   HierPlan hier_;
   bool sharp_ = false;  // phase 2 folds in the leaves' engines, in domain order
   struct Golden {

@@ -144,6 +144,19 @@ struct CollectiveConfig {
   std::string workload;  // a training step's calls (JSON); empty: the size sweep
   std::string groups;    // NAME=LAYOUT,... replacing the workload's group layouts
   InterAlgo inter = InterAlgo::kRing;  // hierarchical: across the domains
+  Protocol protocol = Protocol::kIdeal;   // the GPU side (collective.protocol)
+  std::int64_t channels = 24;             // NCCL channels (collective.channels)
+};
+
+// The GPU side of NCCL's collectives (collective.protocol other than ideal;
+// docs/models/gpu.md): its staging buffers, threads, write responses and
+// kernel launch.
+struct GpuConfig {
+  std::int64_t buffer_bytes = 4 << 20;  // NCCL_BUFFSIZE: a connection's staging buffer
+  std::int64_t slots = 8;               // NCCL_STEPS: steps of that buffer
+  std::int64_t threads = 512;           // threads per channel (ring, Simple)
+  bool write_acks = true;               // every data write is answered by a response
+  double launch_ns = 0;                 // from the call's start to the kernels' start
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).
@@ -195,6 +208,7 @@ struct Config {
   ReductionConfig reduction;
   WorkloadConfig workload;
   CollectiveConfig collective;
+  GpuConfig gpu;
   TopologyConfig topology;
   LinkConfig link;
   SwitchConfig sw;
@@ -205,6 +219,8 @@ struct Config {
 };
 
 Schema<Config> config_schema();
+// The keys of the GPU side (config_schema_gpu.cpp), a section of the schema.
+void add_gpu_keys(Schema<Config>& s);
 
 // Cross-parameter checks a single range cannot express. Throws ConfigError
 // naming every key involved.

@@ -39,6 +39,13 @@ std::string no_straggler(const Config& c) {
                              : std::string();
 }
 
+std::string ideal_protocol(const Config& c) {
+  return c.collective.protocol == Protocol::kIdeal
+             ? std::string("collective.protocol=ideal has no GPU side (no channels, staging "
+                           "buffers, write responses or launch)")
+             : std::string();
+}
+
 std::string no_retry(const Config& c) {
   return c.link.retry == Retry::kNone ? std::string("link.retry=none replays nothing")
                                       : std::string();
@@ -103,6 +110,8 @@ const std::vector<Rule>& rules() {
          return !rooted ? "collective.op=" + to_string(c.collective.op) + " has no root"
                         : std::string();
        }},
+      {"gpu.", [](const Config& c) { return ideal_protocol(c); }},
+      {"collective.channels", [](const Config& c) { return ideal_protocol(c); }},
       {"straggler.delay_ns", [](const Config& c) { return no_straggler(c); }},
       {"straggler.issue_factor", [](const Config& c) { return no_straggler(c); }},
       {"straggler.lanes", [](const Config& c) { return no_straggler(c); }},

@@ -37,6 +37,10 @@ enum class Retry { kNone, kGoBackN };
 enum class Placement { kPacked, kRail };
 // Phase 2 of the hierarchical all-reduce (across the domains).
 enum class InterAlgo { kRing, kTree, kDoubleTree };
+// How the GPUs run a collective (collective.protocol): kIdeal moves data at
+// the links' speed from the first nanosecond, forwarded per packet; the
+// others are NCCL's protocols on the GPU side (docs/models/gpu.md).
+enum class Protocol { kIdeal, kSimple };
 
 std::string to_string(Queueing q);
 std::string to_string(Multicast m);
@@ -46,6 +50,7 @@ std::string to_string(CollectiveOp op);
 std::string to_string(CollectiveAlgo a);
 std::string to_string(Retry r);
 std::string to_string(InterAlgo a);
+std::string to_string(Protocol p);
 
 // Whether the collective reduces (nccl-tests prints redop "none" otherwise).
 inline bool reduces(CollectiveOp op) {

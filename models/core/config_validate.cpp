@@ -207,6 +207,26 @@ void check_training_workload(const Config& c, std::int64_t n) {
          to_string(k.dtype) + " elements (" + std::to_string(es) + " B)");
 }
 
+// The GPU side's protocols implement the ring all-reduce of one domain
+// (docs/models/gpu.md); everything else runs with collective.protocol=ideal.
+void check_protocol(const Config& c) {
+  const auto& k = c.collective;
+  if (k.protocol == Protocol::kIdeal) return;
+  const std::string p = "collective.protocol=" + to_string(k.protocol);
+  if (!k.workload.empty())
+    fail(p + " runs the size sweep only, not a training workload (collective.workload=" +
+         k.workload + "); use collective.protocol=ideal");
+  if (k.algorithm != CollectiveAlgo::kRing || k.op != CollectiveOp::kAllReduce)
+    fail(p + " implements collective.algorithm=ring with collective.op=all_reduce, not " +
+         to_string(k.algorithm) + " " + to_string(k.op) + "; use collective.protocol=ideal");
+  if (c.topology.kind == TopologyKind::kScaleOut)
+    fail(p + " runs inside one scale-up domain, not topology.kind=scaleout; use "
+         "collective.protocol=ideal");
+  if (c.gpu.buffer_bytes % c.gpu.slots != 0 || c.gpu.buffer_bytes / c.gpu.slots % 512 != 0)
+    fail(p + ": gpu.buffer_bytes=" + std::to_string(c.gpu.buffer_bytes) + " must split into gpu.slots=" +
+         std::to_string(c.gpu.slots) + " steps of a whole number of 512 B (NCCL's Simple grain)");
+}
+
 void check_collective(const Config& c) {
   if (c.workload.kind != WorkloadKind::kCollective) return;
   const auto& k = c.collective;
@@ -234,6 +254,7 @@ void check_collective(const Config& c) {
            "output-queued model has no crossbar to reach the reduction engine");
     check_engine_wiring(c, "in-switch reduction");
   }
+  check_protocol(c);
   check_training_workload(c, n);
 }
 

@@ -29,6 +29,9 @@ const char* kind_name(PacketKind k) {
     case PacketKind::kLdReduceResp: return "ld_reduce-result";
     case PacketKind::kAtomic: return "atomic";
     case PacketKind::kAtomicResp: return "atomic-result";
+    case PacketKind::kStepFlag: return "step-flag";
+    case PacketKind::kStepAck: return "step-credit";
+    case PacketKind::kWriteAck: return "write-response";
   }
   return "?";
 }

@@ -31,6 +31,11 @@ enum class PacketKind : std::uint8_t {
   kLdReduceResp,   // the reduced data, back to the ld_reduce requester
   kAtomic,         // a read-modify-write of one element at `addr` (operand in the payload)
   kAtomicResp,     // the element's old value, back to the requester
+  // NCCL's Simple protocol (collective.protocol=simple): 8-byte stores of a
+  // step counter, and the responses of non-posted writes (gpu.write_acks).
+  kStepFlag,  // 'tail': the slice of step `step` of channel `group` is complete
+  kStepAck,   // 'head': the receiver is done with slice `step`: its slot is free
+  kWriteAck,  // the response to one data write, back to its writer
 };
 
 // Kinds the switch sends to its reduction engine.

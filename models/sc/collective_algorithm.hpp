@@ -100,6 +100,11 @@ class CollectiveAlgorithm {
     return gpu_.make_packet(step, first, count);
   }
   void queue(PacketId id) const { gpu_.queue(id); }
+  // The same, from inside a link's send (make_first_step): the link it takes
+  // looks at its queues at once, as an event, not in this call.
+  void queue_deferred(PacketId id) const { gpu_.queue_deferred(id); }
+  // Every link with something to send looks at its queues at once (an event).
+  void wake_links() const { gpu_.wake_links(); }
   // Takes the port's next first-step entry and makes its packet for `step`,
   // sized for the port's link; with `data`, carrying our input for it.
   PacketId take_first_step(Port& port, int step, bool data) const {
@@ -190,5 +195,8 @@ std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Confi
                                                            const CollectiveSweep& sweep);
 std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu, const Config& cfg,
                                                                  const CollectiveSweep& sweep);
+// The ring with NCCL's Simple protocol (collective.protocol=simple), made by
+// make_ring_algorithm.
+std::unique_ptr<CollectiveAlgorithm> make_ring_simple_algorithm(Gpu& gpu, const Config& cfg);
 
 }  // namespace fabricsim

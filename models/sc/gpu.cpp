@@ -257,7 +257,7 @@ void Gpu::try_link(int l) {
       if (m != l && !ports_[static_cast<size_t>(m)].first_step.empty()) schedule_try(m, t);
 }
 
-void Gpu::queue(PacketId id) {
+int Gpu::place(PacketId id) {
   const Packet& p = pool_.get(id);
   const int l = pick_link(p.addr, p.kind == PacketKind::kMcStore ? -1 : p.dst);
   Port& port = ports_[static_cast<size_t>(l)];
@@ -265,7 +265,16 @@ void Gpu::queue(PacketId id) {
   if (p.kind != PacketKind::kLdReduceReq)
     pool_.get(id).flits = static_cast<std::uint16_t>(flits_on(port, p.bytes));
   port.ready[p.vc].push_back(id);
-  try_link(l);
+  return l;
+}
+
+void Gpu::queue(PacketId id) { try_link(place(id)); }
+
+void Gpu::queue_deferred(PacketId id) { schedule_try(place(id), now()); }
+
+void Gpu::wake_links() {
+  for (int l = 0; l < links(); ++l)
+    if (has_work(ports_[static_cast<size_t>(l)])) schedule_try(l, now());
 }
 
 void Gpu::output_done(std::uint64_t elements) {

@@ -143,6 +143,9 @@ class Gpu : public TimedModule {
   int first_step_link(std::uint64_t entry) const;  // the port a first-step entry takes
   PacketId make_read_response(Port& port);         // answers port.reads' oldest request
   void queue(PacketId id);                         // on the link its address picks, on its VC
+  void queue_deferred(PacketId id);                // the same; the link looks at once, as an event
+  void wake_links();                               // every link with work looks at once
+  int place(PacketId id);                          // queues it; returns its link
   bool has_work(const Port& port) const;
   // A first-step packet may be made now (requests_: the algorithm's window).
   bool may_issue() const;

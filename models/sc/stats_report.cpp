@@ -191,6 +191,10 @@ nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::si
     row["intra_done_us"] = s.intra_ns / s.done / 1000.0;
     row["inter_done_us"] = s.inter_ns / s.done / 1000.0;
   }
+  if (k.protocol != Protocol::kIdeal) {  // the GPU side: how NCCL would run it
+    row["protocol"] = to_string(k.protocol);
+    row["channels"] = c.channels;
+  }
   return row;
 }
 

@@ -122,8 +122,9 @@ void RingAlgorithm::receive(const Packet& in) {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config& /*cfg*/,
+std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config& cfg,
                                                          const CollectiveSweep& /*sweep*/) {
+  if (cfg.collective.protocol == Protocol::kSimple) return make_ring_simple_algorithm(gpu, cfg);
   return std::make_unique<RingAlgorithm>(gpu);
 }
 

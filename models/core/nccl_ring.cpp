@@ -1,0 +1,131 @@
+#include "models/core/nccl_ring.hpp"
+
+#include <algorithm>
+
+#include "models/core/config.hpp"
+
+namespace fabricsim {
+
+namespace {
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t align_up(std::uint64_t a, std::uint64_t g) { return div_up(a, g) * g; }
+// Simple's per-thread threshold: NCCL drops a channel while the message is
+// below channels x threads x 64 B (NVIDIA/nccl src/enqueue.cc).
+constexpr std::uint64_t kSimpleThreadBytes = 64;
+// A ring all-reduce chunk is 4 steps, its slice 2 (src/include/collectives.h).
+constexpr std::uint64_t kChunkSteps = 4, kSliceSteps = 2;
+}  // namespace
+
+NcclRingShape NcclRingShape::from(const Config& cfg) {
+  NcclRingShape s;
+  s.channels = static_cast<int>(cfg.collective.channels);
+  s.threads = static_cast<int>(cfg.gpu.threads);
+  const auto step = static_cast<std::uint64_t>(cfg.gpu.buffer_bytes / cfg.gpu.slots);
+  s.chunk_bytes = step * kChunkSteps;
+  s.slice_bytes = step * kSliceSteps;
+  return s;
+}
+
+NcclRingPlan::NcclRingPlan(std::uint64_t elements, std::size_t element_bytes, int n,
+                           const NcclRingShape& s)
+    : n_(n),
+      align_(std::max<std::uint64_t>(1, 16 / element_bytes)),
+      chunk_(std::max<std::uint64_t>(1, s.chunk_bytes / element_bytes)),
+      // A slice is at least 1/32 of the nominal one (src/device/prims_simple.h).
+      min_slice_(std::max<std::uint64_t>(1, s.slice_bytes / 32 / element_bytes)) {
+  const std::uint64_t bytes = elements * element_bytes;
+  auto c = static_cast<std::uint64_t>(s.channels);
+  while (c > 1 && bytes < c * static_cast<std::uint64_t>(s.threads) * kSimpleThreadBytes) --c;
+  const std::uint64_t per = align_up(div_up(std::max<std::uint64_t>(1, elements), c), align_);
+  const std::uint64_t used = std::max<std::uint64_t>(1, div_up(elements, per));
+  begin_.assign(used + 1, 0);
+  for (std::uint64_t k = 0; k <= used; ++k) begin_[k] = std::min(k * per, elements);
+}
+
+int NcclRingPlan::channel_of(std::uint64_t e) const {
+  const auto it = std::upper_bound(begin_.begin(), begin_.end() - 1, e);
+  return static_cast<int>(it - begin_.begin()) - 1;
+}
+
+std::uint64_t NcclRingPlan::loop_chunk(std::uint64_t loop, std::uint64_t end) const {
+  const std::uint64_t rest = end - loop;
+  const auto n = static_cast<std::uint64_t>(n_);
+  if (rest >= n * chunk_) return chunk_;
+  return std::min(chunk_, align_up(div_up(rest, n), align_));
+}
+
+std::uint64_t NcclRingPlan::loop_slice(std::uint64_t chunk) const {
+  return std::max(align_up(div_up(chunk, 2), align_), min_slice_);
+}
+
+int NcclRingPlan::chunk_of(std::uint64_t e) const {
+  const int c = channel_of(e);
+  const std::uint64_t b = channel_begin(c), end = channel_begin(c + 1);
+  const std::uint64_t loop_size = static_cast<std::uint64_t>(n_) * chunk_;
+  const std::uint64_t loop = b + (e - b) / loop_size * loop_size;
+  return static_cast<int>((e - loop) / loop_chunk(loop, end));
+}
+
+NcclRingPlan::Cursor::Cursor(const NcclRingPlan& plan, int channel, int rank)
+    : plan_(&plan),
+      rank_(rank),
+      begin_(plan.channel_begin(channel)),
+      end_(plan.channel_begin(channel + 1)),
+      loop_(begin_),
+      done_(plan.n() < 2 || begin_ == end_) {
+  if (!done_) enter_loop();
+}
+
+void NcclRingPlan::Cursor::enter_loop() {
+  chunk_ = plan_->loop_chunk(loop_, end_);
+  slice_ = plan_->loop_slice(chunk_);
+  step_ = 0;
+  enter_step();
+}
+
+void NcclRingPlan::Cursor::enter_step() {
+  const int n = plan_->n();
+  int k = 0;
+  if (step_ <= n - 2)
+    k = rank_ - step_ - 1;  // reduce-scatter
+  else if (step_ <= 2 * n - 3)
+    k = rank_ - (step_ - n + 1);  // all-gather
+  else
+    k = rank_ + 1;  // the last receive
+  k = ((k % n) + n) % n;
+  op_.chunk = k;
+  cbegin_ = std::min(loop_ + static_cast<std::uint64_t>(k) * chunk_, end_);
+  cend_ = std::min(cbegin_ + chunk_, end_);
+  at_ = cbegin_;
+  set_op();
+}
+
+void NcclRingPlan::Cursor::set_op() {
+  const int n = plan_->n();
+  op_.step = step_;
+  op_.first = at_;
+  op_.count = std::min(slice_, cend_ - at_);
+  op_.recv = step_ >= 1;
+  op_.send = step_ <= 2 * n - 3;
+  op_.final = step_ >= n - 1;
+}
+
+void NcclRingPlan::Cursor::next() {
+  at_ += slice_;
+  if (at_ < cend_) {
+    set_op();
+    return;
+  }
+  if (++step_ <= 2 * plan_->n() - 2) {
+    enter_step();
+    return;
+  }
+  loop_ += static_cast<std::uint64_t>(plan_->n()) * chunk_;
+  if (loop_ >= end_) {
+    done_ = true;
+    return;
+  }
+  enter_loop();
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,327 @@
+// NCCL's ring all-reduce with the Simple protocol (collective.protocol=
+// simple; docs/models/gpu.md): the GPU side of the ring, from NCCL's design
+// (../shared/notes/NCCL.md sections 1, 2 and 5).
+//
+// The call's elements are cut by the sweep's NcclRingPlan into channels, and
+// each channel works through its ops (a slice received, reduced or copied,
+// and sent on) in order, one op at a time, as one CTA does. Per channel and
+// peer there is a FIFO of gpu.slots steps; a slice takes 2 of them, so a
+// sender may be gpu.slots / 2 slices ahead of its receiver. On the fabric:
+//   - the slice's data: writes of collective.payload_bytes (SM stores),
+//     striped over the links by address;
+//   - with gpu.write_acks, a one-flit response per write, back to its writer;
+//   - the flag ('tail'): an 8-byte write after the slice, sent once every
+//     response of the slice is back (the system-scope fence), in slice order;
+//   - the credit ('head'): an 8-byte write back to the sender once the op
+//     that read the slice has sent its own writes.
+// An op starts when its slice's flag and data are in and a slot of the next
+// GPU's FIFO is free; it ends when its last write has left. The next op may
+// start before the fence of the last one is over (NCCL's post thread fences
+// while the others copy on).
+//
+// Timing assumptions: the SMs copy and add as fast as the links take the
+// writes (the links, not the SMs, are the limit); polling a flag costs
+// nothing after it arrives; the kernel starts gpu.launch_ns after the call.
+#include <algorithm>
+#include <vector>
+
+#include "models/core/errors.hpp"
+#include "models/core/nccl_ring.hpp"
+#include "models/sc/collective_algorithm.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+// Step counters travel as 8-byte stores of the slice's sequence number.
+constexpr std::uint32_t kFlagBytes = 8;
+
+class RingSimpleAlgorithm final : public CollectiveAlgorithm {
+ public:
+  RingSimpleAlgorithm(Gpu& gpu, const Config& cfg)
+      : CollectiveAlgorithm(gpu),
+        window_(static_cast<std::uint64_t>(cfg.gpu.slots / 2)),
+        acks_(cfg.gpu.write_acks),
+        ack_vc_(cfg.sw.vcs > 1 ? 1 : 0) {}
+
+  void begin_call() override;
+  void start_work() override;
+  int first_step_dst(std::uint64_t /*entry*/) const override { return member(call().rank + 1); }
+  std::uint64_t first_step_count(std::uint64_t entry) const override {
+    const NcclRingPlan::Op& op = channel_of(entry).cursor.op();
+    return std::min(plan().slice_elements, op.first + op.count - entry);
+  }
+  PacketId make_first_step(Port& port) override;
+  void receive(const Packet& in) override;
+
+ private:
+  struct Channel {
+    NcclRingPlan::Cursor cursor;
+    bool running = false;          // its op has started and not ended
+    std::uint64_t to_make = 0;     // writes of the running op not made yet
+    std::uint64_t sent = 0;        // slices sent (ops with a send that ended)
+    std::uint64_t consumed = 0;    // slices received and done with
+    std::uint64_t flagged_in = 0;  // slices the previous GPU has flagged
+    std::uint64_t credits = 0;     // slices the next GPU is done with
+    std::uint64_t flagged_out = 0;  // slices we have flagged
+    std::vector<std::uint64_t> arrived;  // [slice % window] bytes of an incoming slice
+    std::vector<std::uint64_t> unacked;  // [slice % window] writes awaiting a response
+    bool closed = false;  // every op ended, every slice sent flagged and credited
+    // The slices to receive next: a cursor ahead of ours, and the first
+    // element of each (an arriving write finds its place from it).
+    NcclRingPlan::Cursor ahead;
+    std::uint64_t ahead_seq = 0;        // received slices the cursor has passed
+    std::vector<std::uint64_t> expect;  // [slice % window] its first element
+    std::vector<PayloadId> held;        // [slice % window][write] data received
+  };
+
+  const NcclRingPlan& nccl() const { return *sweep().nccl_plan(); }
+  Channel& channel_of(std::uint64_t element) {
+    return channels_[static_cast<std::size_t>(nccl().channel_of(element))];
+  }
+  const Channel& channel_of(std::uint64_t element) const {
+    return channels_[static_cast<std::size_t>(nccl().channel_of(element))];
+  }
+  // A 16-bit sequence number carried by a packet, widened: the true one is
+  // within a window of `base` (counters may arrive out of order).
+  std::uint64_t widen(std::uint16_t seq, std::uint64_t base) const {
+    const std::uint64_t lo = base >= window_ ? base - window_ : 0;
+    return lo + static_cast<std::uint16_t>(seq - static_cast<std::uint16_t>(lo));
+  }
+  void run(int c);     // starts every op of channel c that can start
+  bool can_start(const Channel& ch) const;
+  void start(int c);
+  void end_op(int c);  // the running op has made its last write
+  void send_flags(int c);
+  void control(PacketKind kind, int dst, int c, std::uint64_t seq, std::uint64_t addr);
+  void finished_slice(Channel& ch);  // a recv-only op: the last data in
+  void settle(int c);  // channel c may have nothing left to do or wait for
+
+  std::uint64_t window_;  // slices a sender may be ahead (gpu.slots / 2)
+  bool acks_;
+  int ack_vc_;
+  // Channel c's slot for the `write`-th write of incoming slice `seq`.
+  PayloadId& held(Channel& ch, std::uint64_t seq, std::uint64_t write) const {
+    return ch.held[(seq % window_) * slice_writes_ + write];
+  }
+  void look_ahead(Channel& ch) const;  // ch.expect covers the window
+  // The data of write `first` of the slice being consumed, taken out.
+  PayloadId take(Channel& ch, std::uint64_t first) const;
+
+  std::vector<Channel> channels_;
+  std::uint64_t slice_writes_ = 1;  // writes in the call's largest slice
+  std::uint64_t output_ = 0;   // elements output, reported when the call is done
+  std::uint64_t rs_left_ = 0;  // elements of our chunk not reduced yet
+  std::size_t open_ = 0;       // channels not closed
+};
+
+void RingSimpleAlgorithm::begin_call() {
+  const NcclRingPlan& p = nccl();
+  const std::uint64_t pe = plan().slice_elements;
+  slice_writes_ = std::max<std::uint64_t>(1, (p.max_slice_elements() + pe - 1) / pe);
+  channels_.assign(static_cast<std::size_t>(p.channels()), Channel{});
+  rs_left_ = 0;
+  for (int c = 0; c < p.channels(); ++c) {
+    Channel& ch = channels_[static_cast<std::size_t>(c)];
+    ch.cursor = NcclRingPlan::Cursor(p, c, call().rank);
+    ch.arrived.assign(window_, 0);
+    ch.unacked.assign(window_, 0);
+    for (NcclRingPlan::Cursor k(p, c, call().rank); !k.done(); k.next())
+      if (k.op().step == call().size - 1) rs_left_ += k.op().count;
+    ch.ahead = ch.cursor;
+    ch.expect.assign(window_, 0);
+    ch.held.assign(window_ * slice_writes_, kNoPayload);
+    look_ahead(ch);
+  }
+  output_ = 0;
+  open_ = channels_.size();
+}
+
+void RingSimpleAlgorithm::look_ahead(Channel& ch) const {
+  for (; ch.ahead_seq < ch.consumed + window_ && !ch.ahead.done(); ch.ahead.next())
+    if (ch.ahead.op().recv) ch.expect[ch.ahead_seq++ % window_] = ch.ahead.op().first;
+}
+
+PayloadId RingSimpleAlgorithm::take(Channel& ch, std::uint64_t first) const {
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  PayloadId& slot = held(ch, ch.consumed, (first - op.first) / plan().slice_elements);
+  const PayloadId id = slot;
+  if (id == kNoPayload)
+    throw InvariantError(name() + ": no data received for element " + std::to_string(first));
+  slot = kNoPayload;
+  return id;
+}
+
+void RingSimpleAlgorithm::start_work() {
+  if (call().op != CollectiveOp::kAllReduce)
+    throw InvariantError(name() + ": collective.protocol=simple implements all_reduce only");
+  for (int c = 0; c < static_cast<int>(channels_.size()); ++c) {
+    run(c);
+    settle(c);
+  }
+}
+
+bool RingSimpleAlgorithm::can_start(const Channel& ch) const {
+  if (ch.running || ch.cursor.done()) return false;
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  if (op.recv && (ch.flagged_in <= ch.consumed ||
+                  ch.arrived[ch.consumed % window_] < op.count * es()))
+    return false;
+  return !op.send || ch.sent < ch.credits + window_;
+}
+
+void RingSimpleAlgorithm::run(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  while (can_start(ch)) start(c);
+}
+
+void RingSimpleAlgorithm::start(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  ch.running = true;
+  if (!op.send) {  // the last step: the data is our output
+    finished_slice(ch);
+    end_op(c);
+    return;
+  }
+  const std::uint64_t pe = plan().slice_elements;
+  ch.to_make = (op.count + pe - 1) / pe;
+  for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) push_first_step(e);
+  if (ch.to_make == 0) {
+    end_op(c);
+    return;
+  }
+  wake_links();  // (we may be inside a link's send: the links look again at once)
+}
+
+PacketId RingSimpleAlgorithm::make_first_step(Port& port) {
+  const std::uint64_t first = port.first_step.front();
+  const int c = nccl().channel_of(first);
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  const std::uint64_t count = first_step_count(first);
+  port.first_step.pop_front();
+  const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.sent), first, count);
+  Packet& p = pool().get(pk);
+  p.group = static_cast<std::uint16_t>(c);
+  p.flits = flits_on(port, p.bytes);
+  if (op.step == 0) {  // our own input starts the chunk
+    p.payload = payloads().alloc();
+    input(first, count, payloads().data(p.payload));
+  } else {  // the slice received: add our part (reduce-scatter) and pass it on
+    p.payload = take(ch, first);
+    std::uint8_t* data = payloads().data(p.payload);
+    if (op.step <= call().size - 1) add_own_input(first, count, data);
+    if (op.final) {
+      sweep().check(first, count, data, call().size, call().group);
+      output_ += count;
+    }
+    if (op.step == call().size - 1 && (rs_left_ -= count) == 0) sweep().mark_mid(id(), now());
+  }
+  if (acks_) ++ch.unacked[ch.sent % window_];
+  if (--ch.to_make == 0) end_op(c);
+  return pk;
+}
+
+void RingSimpleAlgorithm::finished_slice(Channel& ch) {
+  const NcclRingPlan::Op& op = ch.cursor.op();
+  const std::uint64_t pe = plan().slice_elements;
+  for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) {
+    const PayloadId id = take(ch, e);
+    const std::uint64_t count = std::min(pe, op.first + op.count - e);
+    sweep().check(e, count, payloads().data(id), call().size, call().group);
+    payloads().release(id);
+    output_ += count;
+  }
+}
+
+void RingSimpleAlgorithm::end_op(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  const NcclRingPlan::Op op = ch.cursor.op();
+  if (op.recv) {  // its slot is free again: tell the sender
+    ch.arrived[ch.consumed % window_] = 0;
+    control(PacketKind::kStepAck, member(call().rank - 1 + call().size), c, ch.consumed++,
+            op.first * es());
+    look_ahead(ch);
+  }
+  if (op.send) {
+    ++ch.sent;
+    send_flags(c);
+  }
+  ch.running = false;
+  ch.cursor.next();
+  // Called from make_first_step too: the next op's writes go in the queues
+  // now and are made when the links take them.
+  run(c);
+  settle(c);
+}
+
+// Flags go in slice order, each once the slice's writes are all answered.
+void RingSimpleAlgorithm::send_flags(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  while (ch.flagged_out < ch.sent && ch.unacked[ch.flagged_out % window_] == 0)
+    control(PacketKind::kStepFlag, member(call().rank + 1), c, ch.flagged_out++,
+            static_cast<std::uint64_t>(c) * plan().slice_elements * es());
+}
+
+void RingSimpleAlgorithm::control(PacketKind kind, int dst, int c, std::uint64_t seq,
+                                  std::uint64_t addr) {
+  const PacketId pk = make_packet(static_cast<std::uint16_t>(seq), 0, 0);
+  Packet& p = pool().get(pk);
+  p.kind = kind;
+  p.dst = dst;
+  p.addr = addr;
+  p.group = static_cast<std::uint16_t>(c);
+  p.bytes = kind == PacketKind::kWriteAck ? 0 : kFlagBytes;
+  p.vc = static_cast<std::uint8_t>(kind == PacketKind::kWriteAck ? ack_vc_ : 0);
+  queue_deferred(pk);  // (we may be inside a link's send)
+}
+
+void RingSimpleAlgorithm::receive(const Packet& in) {
+  const int c = in.group;
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  switch (in.kind) {
+    case PacketKind::kWrite: {
+      const std::uint64_t seq = widen(in.step, ch.consumed);
+      const std::uint64_t first = in.addr / es();
+      held(ch, seq, (first - ch.expect[seq % window_]) / plan().slice_elements) = in.payload;
+      ch.arrived[seq % window_] += in.bytes;
+      if (acks_) control(PacketKind::kWriteAck, in.src, c, in.step, in.addr);
+      break;
+    }
+    case PacketKind::kStepFlag:
+      ch.flagged_in = std::max(ch.flagged_in, widen(in.step, ch.consumed) + 1);
+      break;
+    case PacketKind::kStepAck:
+      ch.credits = std::max(ch.credits, widen(in.step, ch.credits) + 1);
+      break;
+    case PacketKind::kWriteAck:
+      --ch.unacked[widen(in.step, ch.flagged_out) % window_];
+      send_flags(c);
+      settle(c);
+      return;
+    default:
+      throw InvariantError(name() + ": collective.protocol=simple got a packet of kind " +
+                           std::to_string(static_cast<int>(in.kind)));
+  }
+  run(c);
+  settle(c);
+}
+
+// The call is over for us when every op has ended, every slice we sent is
+// flagged (its responses are in) and credited: nothing of ours is left on
+// the fabric, and nothing more will come.
+void RingSimpleAlgorithm::settle(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  if (ch.closed || !ch.cursor.done() || ch.flagged_out < ch.sent || ch.credits < ch.sent) return;
+  ch.closed = true;
+  if (--open_ == 0) output_done(output_);
+}
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithm> make_ring_simple_algorithm(Gpu& gpu, const Config& cfg) {
+  return std::make_unique<RingSimpleAlgorithm>(gpu, cfg);
+}
+
+}  // namespace fabricsim

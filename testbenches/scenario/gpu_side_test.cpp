@@ -1,0 +1,115 @@
+// The GPU side of NCCL's ring (collective.protocol=simple, docs/models/gpu.md):
+// exact results through channels, loops and slices; the responses, flags
+// and credits are real packets on the links; the channels NCCL would use
+// per size; and what the protocol does not implement is refused.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/core/config.hpp"
+#include "models/core/errors.hpp"
+#include "testbenches/common/run_fabrics.hpp"
+
+namespace fabricsim {
+namespace {
+
+const std::string kNccl = FABRICSIM_SOURCE_DIR "/configs/dgx-h100-nccl.yaml";
+
+// Every row's output checked (n GPUs x every element, every iteration), none wrong.
+void expect_exact(const nlohmann::json& s, int n) {
+  const auto& rows = s["collectives"]["rows"];
+  ASSERT_GT(rows.size(), 0u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u) << r.dump();
+    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(),
+              r["count"].get<std::uint64_t>() * static_cast<std::uint64_t>(n) *
+                  r["iterations"].get<std::uint64_t>())
+        << r.dump();
+    EXPECT_EQ(r["protocol"].get<std::string>(), "simple");
+  }
+}
+
+std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
+  std::uint64_t f = 0;
+  for (const auto& [name, l] : s["links"].items())
+    if (name.find(".gpu") != std::string::npos && name.find(".tx") != std::string::npos)
+      f += l["flits"].get<std::uint64_t>();
+  return f;
+}
+
+// Sizes from 4 B (empty chunks pass empty slices) past one channel's full
+// loop (2 MiB chunks, 2 slices each), on rings of 2, 3, 5 and 8 GPUs; and
+// with the fewest slots that work (3 slices: sends wait for credits). Counters and
+// data are striped over a GPU's links, so they arrive out of order.
+TEST(GpuSide, SimpleRingIsExactAndEndsClean) {
+  std::vector<Config> cs;
+  for (const int n : {2, 3, 5, 8})
+    cs.push_back(load_config(kNccl, {"topology.endpoints=" + std::to_string(n),
+                                     "collective.min_bytes=4", "collective.max_bytes=20971520",
+                                     "collective.step_factor=16", "collective.channels=2"}));
+  cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=1048576",
+                                   "collective.max_bytes=1048576", "gpu.slots=6",
+                                   "gpu.buffer_bytes=98304", "collective.iterations=2"}));
+  const auto s = run_fabrics(cs);
+  const int gpus[] = {2, 3, 5, 8};
+  for (std::size_t k = 0; k < 4; ++k) expect_exact(s[k], gpus[k]);
+  expect_exact(s[4], 4);
+}
+
+// One response per data write: with gpu.write_acks the GPUs' links carry
+// exactly one more flit per data packet, and the call takes no less time.
+// 3 MiB on 4 GPUs, one channel: one loop of 768 KiB chunks in 384 KiB
+// slices, all whole 128 B writes: 2(n-1) steps x 6144 writes per GPU.
+TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
+  std::vector<Config> cs;
+  for (const char* acks : {"true", "false"})
+    cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=3145728",
+                                     "collective.max_bytes=3145728", "collective.channels=1",
+                                     "collective.data=false", std::string("gpu.write_acks=") + acks}));
+  const auto s = run_fabrics(cs);
+  const std::uint64_t writes = 4u * 6u * (768u * 1024u / 128u);
+  EXPECT_EQ(gpu_tx_flits(s[0]) - gpu_tx_flits(s[1]), writes);
+  EXPECT_GE(s[0]["collectives"]["rows"][0]["time_us"].get<double>(),
+            s[1]["collectives"]["rows"][0]["time_us"].get<double>());
+}
+
+// NCCL drops a channel while the message is below channels x 512 threads x
+// 64 B (24 channels: 768 KiB); the kernels start gpu.launch_ns late (the
+// call takes that much longer, within what the links' flit-time phase moves).
+TEST(GpuSide, ChannelsPerSizeAndLaunch) {
+  std::vector<Config> cs;
+  for (const char* launch : {"0", "5000"})
+    cs.push_back(load_config(kNccl, {"collective.min_bytes=1024", "collective.max_bytes=1048576",
+                                     "collective.step_factor=32", "collective.data=false",
+                                     std::string("gpu.launch_ns=") + launch}));
+  const auto s = run_fabrics(cs);
+  const auto& rows = s[0]["collectives"]["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["channels"].get<int>(), 1);   // 1 KiB
+  EXPECT_EQ(rows[1]["channels"].get<int>(), 1);   // 32 KiB: exactly 1 x 32 KiB
+  EXPECT_EQ(rows[2]["channels"].get<int>(), 24);  // 1 MiB
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    EXPECT_NEAR(s[1]["collectives"]["rows"][k]["time_us"].get<double>() -
+                    rows[k]["time_us"].get<double>(),
+                5.0, 0.05);
+}
+
+TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
+  for (const auto& [set, words] : std::vector<std::pair<std::string, std::string>>{
+           {"collective.algorithm=nvls", "collective.algorithm=ring"},
+           {"collective.op=reduce_scatter", "collective.op=all_reduce"},
+           {"gpu.buffer_bytes=100000", "gpu.buffer_bytes=100000"}}) {
+    try {
+      load_config(kNccl, {set});
+      ADD_FAILURE() << set << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("collective.protocol=simple"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabricsim
