@@ -512,7 +512,7 @@ void print_footer(const CompareOptions& opts, const Plan& p, const ErrorSum& tim
   for (const Row& r : p.rows)
     if (r.status == Status::kNotInModel) ++lacking[r.why];
   for (const auto& [what, n] : lacking)
-    fmt::print("# Not in the model, not simulated: {} ({} sizes); no other algorithm stands in for it\n",
+    fmt::print("# Not in the model, not simulated: {} ({} sizes); nothing else stands in for it\n",
                what.rfind("protocol", 0) == 0 ? what : "algorithm " + what, n);
   if (const int n = count_rows(p, [](const Row& r) { return r.status == Status::kBeyondReach; }))
     fmt::print("# Not simulated: {} sizes above --max-bytes {}, beyond host-time reach (issue 28)\n", n,

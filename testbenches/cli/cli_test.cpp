@@ -380,7 +380,7 @@ TEST(Cli, CompareNcclTestsOutput) {
         << size << r.output;
   EXPECT_NE(r.output.find("# 11 of 11 sizes compared: time mean |error|"), std::string::npos) << r.output;
   // The log names no algorithm: '?', simulated as --set says.
-  EXPECT_NE(r.output.find("?/?            ring/-\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("?/?            ring/"), std::string::npos) << r.output;
   // The error column of time for every size; busbw's only where the log's
   // two decimals resolve it (>= 1 GB/s), and what the model leaves out.
   EXPECT_NE(r.output.find("busbw '-': measured below 1 GB/s"), std::string::npos) << r.output;
@@ -421,9 +421,11 @@ TEST(Cli, CompareNcclTestsOutput) {
 }
 
 // compare simulates each size as the log says it ran: the tuner's choice
-// per size (NVLS for the small sizes here, Ring for the large) gives
+// per size (NVLS for the small sizes here, Ring for the larger) gives
 // collective.algorithm, each setting its own simulation; an algorithm the
 // model lacks and sizes above --max-bytes are rows that say so; --set wins.
+// The protocol column shows what each simulation ran ('-' while the
+// configuration has no collective.protocol).
 TEST(Cli, CompareSimulatesWhatTheLogRan) {
   const std::string dir = temp_dir("compare_choice");
   fs::create_directories(dir);
@@ -435,30 +437,29 @@ TEST(Cli, CompareSimulatesWhatTheLogRan) {
          "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n"
          "  8192  2048  float  sum  -1  20.4  0.40  0.40  0  20.0  0.40  0.40  0\n"
          " 16384  4096  float  sum  -1  20.5  0.80  0.80  0  20.0  0.80  0.80  0\n"
-         "# NCCL tuner choice per size (test): 1024:NVLS/SIMPLE, 2048:NVLS/SIMPLE, 4096:RING/LL, "
-         "8192:TREE/LL, 16384:RING/LL128\n";
+         "# NCCL tuner choice per size (test): 1024:NVLS/SIMPLE, 2048:NVLS/SIMPLE, 4096:RING/SIMPLE, "
+         "8192:TREE/SIMPLE, 16384:RING/SIMPLE\n";
   const std::string cfg = kSrc + "/configs/dgx-h100-allreduce.yaml";
   Result r = sh("compare " + dir + "/log.txt " + cfg + " --max-bytes 8192 --out " + dir + "/a");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("(all_reduce_perf, 2 GPUs, float sum)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("NVLS/Simple    nvls/-\n"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Ring/LL        ring/-\n"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Tree/LL        not in the model: Tree\n"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Ring/LL128     not simulated: beyond host-time reach (issue 28)\n"),
+  EXPECT_NE(r.output.find("NVLS/Simple    nvls/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ring/Simple    ring/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Tree/Simple    not in the model: Tree\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ring/Simple    not simulated: beyond host-time reach (issue 28)\n"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("# 3 of 5 sizes compared"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("# simulation 1: topology.endpoints=2 collective.algorithm=nvls; 1024 .. 2048 B (x2): "
-                          "algorithm nvls, protocol -, 2 GPUs"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("# simulation 1: topology.endpoints=2 collective.algorithm=nvls"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("# Not in the model, not simulated: algorithm Tree (1 sizes)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("# Not simulated: 1 sizes above --max-bytes 8192"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("# Protocol: not modelled yet"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(dir + "/a/run-1/stats.json"));
   EXPECT_TRUE(fs::exists(dir + "/a/run-2/stats.json"));
   const auto j = load(dir + "/a/compare.json");
+  const bool modelled = j["protocol_modelled"].get<bool>();
+  EXPECT_EQ(r.output.find("# Protocol: not modelled yet") != std::string::npos, !modelled) << r.output;
   ASSERT_EQ(j["rows"].size(), 5u);
   const char* statuses[] = {"simulated", "simulated", "simulated", "not_in_model", "beyond_reach"};
   const char* sims[] = {"nvls", "nvls", "ring", "", ""};
@@ -466,9 +467,11 @@ TEST(Cli, CompareSimulatesWhatTheLogRan) {
     const auto& row = j["rows"][i];
     EXPECT_EQ(row["status"], statuses[i]) << i;
     EXPECT_EQ(row["measured_algorithm_from"], "tuner") << i;
+    EXPECT_EQ(row["measured_protocol"], "Simple") << i;
     EXPECT_EQ(row["n"], 2) << i;
     if (*sims[i]) {
       EXPECT_EQ(row["sim_algorithm"], sims[i]) << i;
+      EXPECT_EQ(row["sim_protocol"].is_string(), modelled) << i;
       EXPECT_GT(row["sim_time_us"].get<double>(), 0) << i;
       EXPECT_TRUE(row["time_error"].is_number()) << i;
       EXPECT_TRUE(row["busbw_error"].is_null()) << i;  // below 1 GB/s measured
@@ -478,13 +481,13 @@ TEST(Cli, CompareSimulatesWhatTheLogRan) {
   }
   EXPECT_EQ(j["simulations"].size(), 2u);
   EXPECT_EQ(j["summary"]["time"]["sizes"], 3);
-  // --set wins over the log: every size of the model's algorithms as ring,
-  // and the Tree size too; --json puts the table where it is told.
+  // --set wins over the log: every size as ring, the Tree size too; --json
+  // puts the table where it is told.
   r = sh("compare " + dir + "/log.txt " + cfg + " --set collective.algorithm=ring --max-bytes 8192 --json " + dir +
          "/b.json --out " + dir + "/b");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("NVLS/Simple    ring/-\n"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Tree/LL        ring/-\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NVLS/Simple    ring/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Tree/Simple    ring/"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("# 4 of 5 sizes compared"), std::string::npos) << r.output;
   EXPECT_EQ(load(dir + "/b.json")["simulations"].size(), 1u);
   EXPECT_TRUE(fs::exists(dir + "/b/stats.json"));
@@ -498,6 +501,34 @@ TEST(Cli, CompareSimulatesWhatTheLogRan) {
   EXPECT_NE(r.output.find("bad.txt:4: the tuner chose NVLS for size 1024 (line 5), but NCCL_ALGO (line 1) says Ring"),
             std::string::npos)
       << r.output;
+  fs::remove_all(dir);
+}
+
+// A protocol the configuration refuses with a size's other settings is
+// simulated with the configuration's own and said so; one it does not know
+// at all is not in the model. (Only where the schema has collective.protocol.)
+TEST(Cli, CompareProtocolTheConfigurationRefuses) {
+  if (sh("params").output.find("collective.protocol") == std::string::npos) GTEST_SKIP() << "no collective.protocol";
+  const std::string dir = temp_dir("compare_protocol");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/log.txt")
+      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n# ALGO/ENV: NCCL_ALGO=NVLS; NCCL_PROTO=Simple\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong\n"
+         "  1024   256  float  sum  -1  20.1  0.05  0.05  0\n";
+  Result r = sh("compare " + dir + "/log.txt " + kSrc + "/configs/dgx-h100-allreduce.yaml --out " + dir +
+                " --set collective.op=all_gather");
+  // all_gather with the simple protocol is refused by the configuration
+  // (the GPU side runs the ring all_reduce): the configuration's protocol.
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = load(dir + "/compare.json");
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const std::string own = j["rows"][0]["sim_protocol"];
+  EXPECT_NE(own, "simple");
+  EXPECT_NE(r.output.find("# Protocol: NVLS/Simple on 2 GPUs simulated with collective.protocol=" + own +
+                          ": the configuration refuses collective.protocol=simple there ("),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(j["protocol_fallbacks"].size(), 1u);
   fs::remove_all(dir);
 }
 
