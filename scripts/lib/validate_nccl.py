@@ -38,6 +38,9 @@ def parse_args(argv):
     p.add_argument("--out", default="out/validation/nccl", help="compare output per file")
     p.add_argument("--doc", default="docs/validation.md", help="page whose marked section is replaced")
     p.add_argument("--plots", default="docs/validation", help="where the PNGs go")
+    p.add_argument("--reuse", action="store_true",
+                   help="simulate nothing: plot and tabulate the compare.json an earlier run left in --out "
+                        "(host time: the sum of its simulations' wall-clock times)")
     a = p.parse_args(argv)
     if a.max_bytes < 1 or a.jobs < 1:
         p.error("--max-bytes and --jobs must be positive")
@@ -54,8 +57,19 @@ def stem(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def reuse_compare(args, path):
+    """An earlier run's compare.json of one file, and its simulations' host time."""
+    with open(os.path.join(args.out, stem(path), "compare.json")) as f:
+        j = json.load(f)
+    if j.get("max_bytes") != args.max_bytes:
+        raise RuntimeError(f"{path}: the compare.json in {args.out} was made with --max-bytes {j.get('max_bytes')}")
+    return j, sum(s["host_seconds"] for s in j["simulations"])
+
+
 def run_compare(args, path):
     """One file through fabricsim compare; its compare.json and host time."""
+    if args.reuse:
+        return reuse_compare(args, path)
     d = os.path.join(args.out, stem(path))
     os.makedirs(d, exist_ok=True)
     cmd = ["build/fabricsim", "compare", path, args.config, "--max-bytes", str(args.max_bytes), "--out", d]
@@ -74,12 +88,13 @@ def abs_errors(rows, key, keep):
     return [abs(r[key]) for r in rows if r["status"] == "simulated" and r[key] is not None and keep(r)]
 
 
-def names(values):
+def names(values, sep=", "):
+    """The distinct values, in order of first appearance."""
     seen = []
     for v in values:
         if v not in seen:
             seen.append(v)
-    return "/".join(seen) if seen else "-"
+    return sep.join(seen) if seen else "-"
 
 
 def summary_row(path, j, host, png):
@@ -93,15 +108,16 @@ def summary_row(path, j, host, png):
     if beyond:
         missing.append(f"{beyond} beyond reach")
     if lacking:
-        missing.append(f"{lacking} not in model ({names(r['measured_algorithm'] for r in rows if r['status'] == 'not_in_model')})")
+        missing.append(f"{lacking} not in model ({names(r['why'] for r in rows if r['status'] == 'not_in_model')})")
     if other:
         missing.append(f"{other} failed or not reached")
     pct = lambda v: f"{100 * v:.1f}%"  # noqa: E731
     return {
         "file": os.path.basename(path),
-        "n": names(str(r["n"]) if r["n"] is not None else "?" for r in rows),
-        "measured": names(r["measured_algorithm"] or "?" for r in rows),
-        "simulated": names(r["sim_algorithm"] for r in rows if r["status"] == "simulated"),
+        "n": names((str(r["n"]) if r["n"] is not None else "?" for r in rows), "/"),
+        "measured": names(f"{r['measured_algorithm'] or '?'}/{r['measured_protocol'] or '?'}" for r in rows),
+        "simulated": names(f"{r['sim_algorithm']}/{r['sim_protocol'] or '-'}"
+                           for r in rows if r["status"] == "simulated"),
         "bw_mean": pct(sum(bw) / len(bw)) if bw else "-",
         "bw_max": pct(max(bw)) if bw else "-",
         "bw_sizes": len(bw),
@@ -138,7 +154,8 @@ def plot(plt, path, j, png_path, max_bytes):
     for idx, (key, rows) in enumerate(series(j["rows"])):
         color = f"C{idx % 10}"
         sim = [r for r in rows if r["sim_time_us"] is not None]
-        sim_label = f"fabricsim ({names(r['sim_algorithm'] for r in sim)})" if sim else "not simulated"
+        sim_label = (f"fabricsim ({names(r['sim_algorithm'] + '/' + (r['sim_protocol'] or '-') for r in sim)})"
+                     if sim else "not simulated")
         for ax, m_key, s_key in ((axes[0], "measured_time_us", "sim_time_us"),
                                  (axes[1], "measured_busbw_GBps", "sim_busbw_GBps")):
             keep = [r for r in rows if r[m_key] > 0]  # busbw 0.00 at the smallest sizes
@@ -168,10 +185,11 @@ def table(args, summaries, total_host):
              f"{args.max_bytes} B simulated, {args.jobs} at once); rerun to refresh. "
              "busbw error: mean and max |simulated - measured| / measured over the sizes from 1 MiB "
              "to 256 MiB that were simulated; time error: max over the sizes below 1 MiB. "
-             "'?': the log does not say which algorithm NCCL ran (simulated with the "
-             "configuration's). Host time: wall clock of the file's compare on this machine.",
+             "'?': the log does not say which algorithm or protocol NCCL ran (simulated "
+             "with the configuration's). Host time: wall clock of the file's simulations on this machine, "
+             "shared with other work.",
              "",
-             "| file | n | algorithm measured | simulated | busbw error, 1 MiB..256 MiB: mean / max (sizes) "
+             "| file | n | algorithm/protocol measured | simulated | busbw error, 1 MiB..256 MiB: mean / max (sizes) "
              "| max time error < 1 MiB (sizes) | sizes simulated | not simulated | host s | plot |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summaries:
@@ -180,7 +198,9 @@ def table(args, summaries, total_host):
             f"{s['bw_mean']} / {s['bw_max']} ({s['bw_sizes']}) | {s['small_max']} ({s['small_sizes']}) | "
             f"{s['simulated_sizes']} of {s['sizes']} | {s['missing']} | {s['host']:.1f} | "
             f"[png]({os.path.relpath(s['png'], os.path.dirname(args.doc) or '.')}) |")
-    lines += ["", f"Total host time {total_host:.0f} s for {len(summaries)} files.", END]
+    elapsed = "" if args.reuse else f", {total_host:.0f} s elapsed with {args.jobs} at once"
+    lines += ["", f"Host time summed over the {len(summaries)} files: "
+                  f"{sum(s['host'] for s in summaries):.0f} s{elapsed}.", END]
     return "\n".join(lines)
 
 
@@ -210,7 +230,7 @@ def main(argv):
     t0 = time.monotonic()
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda f: run_compare(args, f), args.files))
-    total = time.monotonic() - t0
+    total = sum(h for _, h in results) if args.reuse else time.monotonic() - t0
     summaries = []
     for path, (j, host) in zip(args.files, results):
         png = os.path.join(args.plots, f"nccl-{stem(path)}.png")
