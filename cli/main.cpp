@@ -74,7 +74,14 @@ CLI::App* add_compare(CLI::App& app, CompareOptions& cmp) {
       ->take_all();
   cmd->add_option("--op", cmp.op,
                   "the collective, when the log does not name its test (all_reduce, ...)");
-  cmd->add_option("--out", cmp.out_dir, "where the simulated stats.json goes (default out/compare)");
+  cmd->add_option("--out", cmp.out_dir,
+                  "where the simulated stats.json goes (default out/compare; run-K/stats.json when "
+                  "the log's sizes need several simulations)");
+  cmd->add_option("--max-bytes", cmp.max_bytes,
+                  "simulate sizes up to N bytes only; larger ones are rows marked not simulated "
+                  "(default: no limit)");
+  cmd->add_option("--json", cmp.json_path,
+                  "write the table as JSON to this file (default OUT/compare.json)");
   cmd->footer(kOnSignal);
   return cmd;
 }

@@ -3,8 +3,31 @@
 // time, algbw, busbw, #wrong for out-of-place (then in-place) runs, and what
 // the header says about the test. Plain C++: `fabricsim compare` runs the
 // same sizes on a configuration and prints both.
+//
+// A log is a list of sections, each with its own rows and, when the log
+// says, its GPU count, algorithm and protocol:
+//  - one nccl-tests table: one section;
+//  - '### KEY=VALUE ...' lines (keys GPUS, ALGO, PROTO, size) start a
+//    section; its rows may come without nccl-tests' table header (then in
+//    nccl-tests' own column order: 13 fields with root, 12 without). A
+//    '###' line without KEY=VALUE is a heading and starts nothing; text
+//    after the values (e.g. ': no output at any size') is the section's note;
+//  - a size not above the previous row's, or a new table header after rows,
+//    starts a section of its own (a second sweep in the same file).
+// What the run was told or chose, read from the header:
+//  - '# GPUS (n): 4' or '# GPUS (n): 2, 4, 6' (one count per section, in
+//    order), nccl-tests' 'nGpus' x 'nThread' and its '#  Rank' lines;
+//  - '# ALGO/ENV: NCCL_ALGO=Ring; NCCL_PROTO=LL' (text starting 'default' or
+//    'sections' forces nothing: the sections say);
+//  - '# NCCL tuner choice per size (...): 268435456:RING/SIMPLE, ...';
+//  - the test: nccl-tests' '# Collective test starting: all_reduce_perf',
+//    else '# COLLECTIVE: all_reduce_perf'.
+// A row's algorithm and protocol come from its section, else the forced
+// setting, else the tuner's choice for its size; when two of these name
+// different ones the log contradicts itself and is refused.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,17 +41,48 @@ struct NcclRow {
   std::string type, redop;
   double time_us = 0, algbw = 0, busbw = 0;  // out-of-place
   int line = 0;
+  std::size_t section = 0;  // index in NcclLog::sections
+  int ranks = 0;            // GPUs it ran on; 0: the log does not say
+  // NCCL's names ("Ring", "NVLS", "Tree", ...; "Simple", "LL", "LL128"),
+  // "" when the log does not say, and where each came from: "section",
+  // "NCCL_ALGO" / "NCCL_PROTO" (forced), "tuner", or "".
+  std::string algorithm, protocol;
+  std::string algorithm_from, protocol_from;
+};
+
+struct NcclSection {
+  std::string title;  // the '###' line's text; "" for an unmarked table
+  int line = 0;       // of the '###' line, or of the section's first row
+  int ranks = 0;      // 0: not known
+  std::string algorithm, protocol;  // set by the section's own ALGO=, PROTO=
+  std::string note;                 // text after its values
+  std::size_t first = 0, count = 0;  // its rows in NcclLog::rows
+};
+
+// What NCCL's tuner chose for one size (the log's trailer line).
+struct NcclChoice {
+  std::string algorithm, protocol;
+  int line = 0;
 };
 
 struct NcclLog {
   std::string origin;
-  std::string test;       // "all_reduce_perf" if the log says, else ""
-  int ranks = 0;          // '#  Rank' lines, else nGpus x nThreads, else 0
-  std::vector<NcclRow> rows;
+  std::string test;  // "all_reduce_perf" if the log says, else ""
+  int ranks = 0;     // the GPU count when every section has the same; else 0
+  std::string forced_algorithm, forced_protocol;  // '# ALGO/ENV: NCCL_ALGO=...'
+  std::map<std::uint64_t, NcclChoice> tuner;      // size -> NCCL's choice
+  std::vector<NcclSection> sections;
+  std::vector<NcclRow> rows;  // every row, in file order
 };
 
 // Throws ConfigError naming the origin, the line and what was expected.
 NcclLog parse_nccl_log(const std::string& text, const std::string& origin);
+
+// NCCL's spelling of an algorithm or protocol name in any case ("RING",
+// "nvls", "CollnetChain"); ConfigError naming the name, the place and the
+// names NCCL has.
+std::string nccl_algorithm_name(const std::string& name, const std::string& origin, int line);
+std::string nccl_protocol_name(const std::string& name, const std::string& origin, int line);
 
 // nccl-tests' names mapped to ours; each throws ConfigError naming the
 // name and the ones fabricsim models.

@@ -1,5 +1,6 @@
 """Long validation runs (scripts/validate): switching theory references and
-the collectives' alpha-beta models.
+the collectives' alpha-beta models; `validate.py nccl ...` runs the measured
+nccl-tests logs instead (scripts/lib/validate_nccl.py).
 
 Each case lists runs (build/fabricsim overrides), a reference value per run
 (a formula or a published table) and how the simulated value is read from
@@ -15,6 +16,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analytic  # noqa: E402  (the models, written once: scripts/lib/analytic.py)
+
+if len(sys.argv) > 1 and sys.argv[1] == "nccl":  # the measured logs: scripts/lib/validate_nccl.py
+    import validate_nccl  # noqa: E402
+    validate_nccl.main(sys.argv[2:])
+    sys.exit(0)
 
 OUT, WINDOW = sys.argv[1], int(sys.argv[2])
 CFG = "configs/switch64.yaml"

@@ -14,41 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "testbenches/cli/cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kBin = FABRICSIM_BINARY_DIR "/fabricsim";
-const std::string kSrc = FABRICSIM_SOURCE_DIR;
-
-struct Result {
-  int status;
-  std::string output;  // stdout + stderr
-};
-
-Result sh(const std::string& args) {
-  const std::string cmd = kBin + " " + args + " 2>&1";
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("fabricsim_cli_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
-
-nlohmann::json load(const std::string& path) {
-  std::ifstream f(path);
-  return nlohmann::json::parse(f);
-}
+using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
 
 // Everything that depends on the host rather than the model.
 nlohmann::json without_host(nlohmann::json j) {
@@ -407,7 +378,9 @@ TEST(Cli, CompareNcclTestsOutput) {
     EXPECT_NE(r.output.find(std::string("\n  ") + std::string(12 - std::strlen(size), ' ') + size + " "),
               std::string::npos)
         << size << r.output;
-  EXPECT_NE(r.output.find("# 11 sizes compared: time mean |error|"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# 11 of 11 sizes compared: time mean |error|"), std::string::npos) << r.output;
+  // The log names no algorithm: '?', simulated as --set says.
+  EXPECT_NE(r.output.find("?/?            ring/"), std::string::npos) << r.output;
   // The error column of time for every size; busbw's only where the log's
   // two decimals resolve it (>= 1 GB/s), and what the model leaves out.
   EXPECT_NE(r.output.find("busbw '-': measured below 1 GB/s"), std::string::npos) << r.output;
@@ -427,16 +400,135 @@ TEST(Cli, CompareNcclTestsOutput) {
                       "/configs/dgx-h100.yaml --set collective.algorithm=ring --out " + dir);
   EXPECT_EQ(p.status, 0) << p.output;
   EXPECT_EQ(p.output, r.output);
-  // A 4-GPU configuration for an 8-rank log.
-  r = sh("compare " + log + " --config " + kSrc + "/configs/dgx-h100.yaml --set topology.endpoints=4 --out " + dir);
+  // The log's GPU count sets topology.endpoints; the user's --set wins, said.
+  r = sh("compare " + log + " --config " + kSrc +
+         "/configs/dgx-h100.yaml --set topology.endpoints=4 collective.algorithm=ring --out " + dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: " + log + " ran on 8 GPUs; simulating 4 as --set topology.endpoints says"),
+            std::string::npos)
+      << r.output;
+  // A configuration whose GPU count the log cannot set (one switch: its ports).
+  r = sh("compare " + log + " --config " + kSrc + "/configs/switch64.yaml --out " + dir);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("ran on 8 GPUs; the configuration has 4 (topology.endpoints)"), std::string::npos)
+  EXPECT_NE(r.output.find("ran on 8 GPUs; the configuration has 64 (topology.endpoints)"), std::string::npos)
       << r.output;
   // A log that is not nccl-tests output.
   std::ofstream(dir + "/bad.txt") << "hello\n";
   r = sh("compare " + dir + "/bad.txt --config " + kSrc + "/configs/dgx-h100.yaml --out " + dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("bad.txt:1: a result row before the table header"), std::string::npos) << r.output;
+  fs::remove_all(dir);
+}
+
+// compare simulates each size as the log says it ran: the tuner's choice
+// per size (NVLS for the small sizes here, Ring for the larger) gives
+// collective.algorithm, each setting its own simulation; an algorithm the
+// model lacks and sizes above --max-bytes are rows that say so; --set wins.
+// The protocol column shows what each simulation ran ('-' while the
+// configuration has no collective.protocol).
+TEST(Cli, CompareSimulatesWhatTheLogRan) {
+  const std::string dir = temp_dir("compare_choice");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/log.txt")
+      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+         "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n"
+         "  2048   512  float  sum  -1  20.2  0.10  0.10  0  20.0  0.10  0.10  0\n"
+         "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n"
+         "  8192  2048  float  sum  -1  20.4  0.40  0.40  0  20.0  0.40  0.40  0\n"
+         " 16384  4096  float  sum  -1  20.5  0.80  0.80  0  20.0  0.80  0.80  0\n"
+         "# NCCL tuner choice per size (test): 1024:NVLS/SIMPLE, 2048:NVLS/SIMPLE, 4096:RING/SIMPLE, "
+         "8192:TREE/SIMPLE, 16384:RING/SIMPLE\n";
+  const std::string cfg = kSrc + "/configs/dgx-h100-allreduce.yaml";
+  Result r = sh("compare " + dir + "/log.txt " + cfg + " --max-bytes 8192 --out " + dir + "/a");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(all_reduce_perf, 2 GPUs, float sum)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NVLS/Simple    nvls/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ring/Simple    ring/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Tree/Simple    not in the model: Tree\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ring/Simple    not simulated: beyond host-time reach (issue 28)\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("# 3 of 5 sizes compared"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# simulation 1: topology.endpoints=2 collective.algorithm=nvls"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("# Not in the model, not simulated: algorithm Tree (1 sizes)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("# Not simulated: 1 sizes above --max-bytes 8192"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir + "/a/run-1/stats.json"));
+  EXPECT_TRUE(fs::exists(dir + "/a/run-2/stats.json"));
+  const auto j = load(dir + "/a/compare.json");
+  const bool modelled = j["protocol_modelled"].get<bool>();
+  EXPECT_EQ(r.output.find("# Protocol: not modelled yet") != std::string::npos, !modelled) << r.output;
+  ASSERT_EQ(j["rows"].size(), 5u);
+  const char* statuses[] = {"simulated", "simulated", "simulated", "not_in_model", "beyond_reach"};
+  const char* sims[] = {"nvls", "nvls", "ring", "", ""};
+  for (std::size_t i = 0; i < 5; ++i) {
+    const auto& row = j["rows"][i];
+    EXPECT_EQ(row["status"], statuses[i]) << i;
+    EXPECT_EQ(row["measured_algorithm_from"], "tuner") << i;
+    EXPECT_EQ(row["measured_protocol"], "Simple") << i;
+    EXPECT_EQ(row["n"], 2) << i;
+    if (*sims[i]) {
+      EXPECT_EQ(row["sim_algorithm"], sims[i]) << i;
+      EXPECT_EQ(row["sim_protocol"].is_string(), modelled) << i;
+      EXPECT_GT(row["sim_time_us"].get<double>(), 0) << i;
+      EXPECT_TRUE(row["time_error"].is_number()) << i;
+      EXPECT_TRUE(row["busbw_error"].is_null()) << i;  // below 1 GB/s measured
+    } else {
+      EXPECT_TRUE(row["sim_time_us"].is_null()) << i;
+    }
+  }
+  EXPECT_EQ(j["simulations"].size(), 2u);
+  EXPECT_EQ(j["summary"]["time"]["sizes"], 3);
+  // --set wins over the log: every size as ring, the Tree size too; --json
+  // puts the table where it is told.
+  r = sh("compare " + dir + "/log.txt " + cfg + " --set collective.algorithm=ring --max-bytes 8192 --json " + dir +
+         "/b.json --out " + dir + "/b");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("NVLS/Simple    ring/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Tree/Simple    ring/"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# 4 of 5 sizes compared"), std::string::npos) << r.output;
+  EXPECT_EQ(load(dir + "/b.json")["simulations"].size(), 1u);
+  EXPECT_TRUE(fs::exists(dir + "/b/stats.json"));
+  // A log that contradicts itself is refused, naming the line.
+  std::ofstream(dir + "/bad.txt") << "# ALGO/ENV: NCCL_ALGO=Ring\n# COLLECTIVE: all_reduce_perf\n"
+                                     "#  size  count  type  redop  root  time  algbw  busbw  #wrong\n"
+                                     "  1024   256  float  sum  -1  20.1  0.05  0.05  0\n"
+                                     "# NCCL tuner choice per size (test): 1024:NVLS/SIMPLE\n";
+  r = sh("compare " + dir + "/bad.txt " + cfg + " --out " + dir + "/c");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("bad.txt:4: the tuner chose NVLS for size 1024 (line 5), but NCCL_ALGO (line 1) says Ring"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
+// A protocol the configuration refuses with a size's other settings is
+// simulated with the configuration's own and said so; one it does not know
+// at all is not in the model. (Only where the schema has collective.protocol.)
+TEST(Cli, CompareProtocolTheConfigurationRefuses) {
+  if (sh("params").output.find("collective.protocol") == std::string::npos) GTEST_SKIP() << "no collective.protocol";
+  const std::string dir = temp_dir("compare_protocol");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/log.txt")
+      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n# ALGO/ENV: NCCL_ALGO=NVLS; NCCL_PROTO=Simple\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong\n"
+         "  1024   256  float  sum  -1  20.1  0.05  0.05  0\n";
+  Result r = sh("compare " + dir + "/log.txt " + kSrc + "/configs/dgx-h100-allreduce.yaml --out " + dir +
+                " --set collective.op=all_gather");
+  // all_gather with the simple protocol is refused by the configuration
+  // (the GPU side runs the ring all_reduce): the configuration's protocol.
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = load(dir + "/compare.json");
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const std::string own = j["rows"][0]["sim_protocol"];
+  EXPECT_NE(own, "simple");
+  EXPECT_NE(r.output.find("# Protocol: NVLS/Simple on 2 GPUs simulated with collective.protocol=" + own +
+                          ": the configuration refuses collective.protocol=simple there ("),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(j["protocol_fallbacks"].size(), 1u);
   fs::remove_all(dir);
 }
 

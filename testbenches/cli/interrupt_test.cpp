@@ -283,6 +283,24 @@ TEST(Interrupt, SecondSigintEndsAtOnce) {
   fs::remove_all(dir);
 }
 
+// compare of the nccl-tests log `text` (ring on dgx-h100, out in `dir`),
+// stopped by SIGINT once the simulation is under way (compare prints no
+// progress to wait for): its output, after checking it exited 130 and said
+// where it stopped.
+std::string compare_stopped(const std::string& dir, const std::string& text) {
+  std::ofstream(dir + "/log.txt") << text;
+  Process p({"compare", dir + "/log.txt", "--config", kSrc + "/configs/dgx-h100.yaml", "--set",
+             "collective.algorithm=ring", "--out", dir},
+            dir);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(p.pid(), SIGINT);
+  const int st = p.wait();
+  EXPECT_EQ(exit_code(st), 130) << st << p.err() << p.out();
+  const std::string out = p.out();
+  EXPECT_NE(out.find("# SIGINT: stopped at "), std::string::npos) << out;
+  return out;
+}
+
 // compare: the sizes of an nccl-tests log up to 1 GiB; a stop shows the
 // sizes simulated next to the log and the others as '-'.
 TEST(Interrupt, CompareStopsAfterThePartialResult) {
@@ -299,22 +317,36 @@ TEST(Interrupt, CompareStopsAfterThePartialResult) {
     log << "  " << b << "  " << b / 4 << "  float  sum  -1  " << us << "  " << algbw << "  "
         << algbw * 1.75 << "  0  " << us << "  " << algbw << "  " << algbw * 1.75 << "  0\n";
   }
-  std::ofstream(dir + "/log.txt") << log.str();
-  Process p({"compare", dir + "/log.txt", "--config", kSrc + "/configs/dgx-h100.yaml", "--set",
-             "collective.algorithm=ring", "--out", dir},
-            dir);
-  // compare prints no progress: stop it once the simulation is under way.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  kill(p.pid(), SIGINT);
-  const int st = p.wait();
-  ASSERT_EQ(exit_code(st), 130) << st << p.err() << p.out();
-  const std::string out = p.out();
-  EXPECT_NE(out.find("# SIGINT: stopped at "), std::string::npos) << out;
+  const std::string out = compare_stopped(dir, log.str());
   EXPECT_NE(out.find("sizes compared"), std::string::npos) << out;
   // The largest size was not reached: its simulated columns are '-'.
   EXPECT_NE(out.find(" 1073741824 "), std::string::npos) << out;
   const auto s = load(dir + "/stats.json");
   EXPECT_TRUE(s["sim"]["interrupted"].get<bool>());
+  fs::remove_all(dir);
+}
+
+// compare with two simulations (one per GPU count): a stop in the first
+// ends it where it is and starts no second; those sizes say so.
+TEST(Interrupt, CompareStopsAndStartsNoOtherSimulation) {
+  const std::string dir = temp_dir("compare_runs");
+  std::ostringstream log;
+  log << "# COLLECTIVE: all_reduce_perf\n";
+  for (int gpus : {2, 4}) {
+    log << "### GPUS=" << gpus << "\n";
+    for (std::uint64_t b = 1 << 20; b <= (1ull << 30); b *= 2)
+      log << "  " << b << "  " << b / 4 << "  float  sum  -1  100.0  1.0  1.0  0  100.0  1.0  1.0  0\n";
+  }
+  const std::string out = compare_stopped(dir, log.str());
+  EXPECT_NE(out.find("    1073741824   4     100.00          -         -       1.00          -         -       -  ?/?   "
+                     "         not reached (SIGINT)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(load(dir + "/run-1/stats.json")["sim"]["interrupted"].get<bool>());
+  EXPECT_FALSE(fs::exists(dir + "/run-2/stats.json"));
+  const auto j = load(dir + "/compare.json");
+  EXPECT_EQ(j["rows"].back()["status"], "not_reached");
+  EXPECT_FALSE(j["simulations"][1]["started"].get<bool>());
   fs::remove_all(dir);
 }
 
