@@ -203,32 +203,50 @@ std::vector<std::string> settings_of(const CompareOptions& opts, const std::vect
 
 // A protocol the log measured that the configuration refuses with the
 // size's other settings (a GPU-side protocol the model has for some
-// algorithms only) is simulated with the configuration's own protocol: the
-// simulated column shows it and the footer says why.
+// algorithms only) is simulated with the configuration's own protocol, or,
+// when the configuration refuses that too (its GPU side runs the ring only),
+// with `ideal`, the fabric alone: the simulated column shows it and the
+// footer says why.
 void settle_protocols(Plan& p, const CompareOptions& opts, const std::vector<std::string>& common) {
   if (!p.model.has_protocol) return;
-  const std::string own = "collective.protocol=" + value_of(p.base, "collective.protocol");
+  const std::string key = "collective.protocol=";
+  const std::string own = key + value_of(p.base, "collective.protocol");
   std::map<std::vector<std::string>, std::string> refused;  // settings -> why ("": accepted)
-  for (Row& r : p.rows) {
-    const auto it = std::find_if(r.sets.begin(), r.sets.end(),
-                                 [](const std::string& x) { return x.rfind("collective.protocol=", 0) == 0; });
-    if (r.status != Status::kPending || it == r.sets.end() || *it == own) continue;
-    auto t = refused.find(r.sets);
-    if (t == refused.end()) {
-      std::string why;
-      try {
-        load_config(opts.config_path, settings_of(opts, common, r.sets, r.m->size, r.m->size, 2));
-      } catch (const ConfigError& e) {
-        why = e.what();
-      }
-      t = refused.emplace(r.sets, why).first;
+  const auto why = [&](const Row& r, const std::vector<std::string>& sets) -> const std::string& {
+    auto t = refused.find(sets);
+    if (t != refused.end()) return t->second;
+    std::string text;
+    try {
+      load_config(opts.config_path, settings_of(opts, common, sets, r.m->size, r.m->size, 2));
+    } catch (const ConfigError& e) {
+      text = e.what();
     }
-    if (t->second.empty()) continue;
-    ++p.protocol_fallbacks[fmt::format("{}/{} on {} GPUs simulated with {}: the configuration refuses {} "
-                                       "there ({})",
-                                       r.m->algorithm.empty() ? "?" : r.m->algorithm, r.m->protocol,
-                                       r.m->ranks, own, *it, t->second)];
-    *it = own;
+    return refused.emplace(sets, text).first->second;
+  };
+  for (Row& r : p.rows) {
+    if (r.status != Status::kPending) continue;
+    const auto it = std::find_if(r.sets.begin(), r.sets.end(),
+                                 [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+    const std::string asked = it == r.sets.end() ? own : *it;
+    const std::string reason = why(r, r.sets);
+    if (reason.empty()) continue;
+    for (const std::string& alt : {own, key + "ideal"}) {
+      if (alt == asked) continue;
+      std::vector<std::string> sets = r.sets;
+      const auto at = std::find_if(sets.begin(), sets.end(),
+                                   [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+      if (at == sets.end())
+        sets.push_back(alt);
+      else
+        *at = alt;
+      if (!why(r, sets).empty()) continue;
+      ++p.protocol_fallbacks[fmt::format(
+          "{}/{} on {} GPUs simulated with {}: the configuration refuses {} there ({})",
+          r.m->algorithm.empty() ? "?" : r.m->algorithm, r.m->protocol.empty() ? "?" : r.m->protocol,
+          r.m->ranks, alt, asked, reason)];
+      r.sets = std::move(sets);
+      break;
+    }
   }
 }
 
