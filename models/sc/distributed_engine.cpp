@@ -49,9 +49,11 @@ int DistributedEngine::port_for(const Packet& p, int in_port) const {
 void DistributedEngine::entry_opened(std::uint64_t key, int port) {
   const auto [it, made] = owner_.emplace(key, port);
   if (!made)
-    throw InvariantError("distributed reduction engine: an address reduced in two slices at once "
-                         "(engine ports " + std::to_string(it->second) + " and " +
-                         std::to_string(port) + "): two requesters asked for the same address");
+    throw InvariantError(
+        "distributed reduction engine: an address reduced in two slices at once "
+        "(engine ports " +
+        std::to_string(it->second) + " and " + std::to_string(port) +
+        "): two requesters asked for the same address");
 }
 
 }  // namespace fabricsim

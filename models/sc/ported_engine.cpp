@@ -9,8 +9,8 @@
 namespace fabricsim {
 
 PortedEngine::PortedEngine(const EngineParams& params, const Shape& shape, PacketPool& pool,
-                           PayloadPool* payloads, std::unique_ptr<AluBackend> alu,
-                           EngineHost& host, Window window)
+                           PayloadPool* payloads, std::unique_ptr<AluBackend> alu, EngineHost& host,
+                           Window window)
     : p_(params),
       shape_(shape),
       pool_(pool),
@@ -174,8 +174,8 @@ void PortedEngine::release_slot(const Packet& original, Ps t) {
   host_.engine_resource_freed(t);
 }
 
-void PortedEngine::fold_data(const ReductionTable::Entry& e, const Packet& c,
-                                std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+void PortedEngine::fold_data(const ReductionTable::Entry& e, const Packet& c, std::uint8_t* acc,
+                             const std::uint8_t* in, Ps t) {
   if (!p_.data) return;  // timing only (collective.data=false)
   // Every contribution of an entry comes through the port of the slice holding it.
   const int sink_alu =

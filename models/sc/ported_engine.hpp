@@ -72,8 +72,8 @@ class PortedEngine : public ReductionEngine {
     return shape_.port_bytes_per_cycle;
   }
   Ps port_ps(int /*port*/, std::int64_t bytes) const override {
-    return std::max<Ps>(1, (bytes + shape_.port_bytes_per_cycle - 1) /
-                               shape_.port_bytes_per_cycle) *
+    return std::max<Ps>(1,
+                        (bytes + shape_.port_bytes_per_cycle - 1) / shape_.port_bytes_per_cycle) *
            p_.cycle_ps;
   }
   Ps pipeline_ps(int /*port*/) const override { return p_.alu_pipeline_ps; }
@@ -131,9 +131,7 @@ class PortedEngine : public ReductionEngine {
     ReductionTable table;
     std::size_t slots_held = 0;
   };
-  int slice_index(int port) const {
-    return shape_.slice_per_port ? port - p_.first_port : 0;
-  }
+  int slice_index(int port) const { return shape_.slice_per_port ? port - p_.first_port : 0; }
   Slice& slice(int port) { return slices_[static_cast<std::size_t>(slice_index(port))]; }
   const Slice& slice(int port) const {
     return slices_[static_cast<std::size_t>(slice_index(port))];

@@ -26,16 +26,19 @@ void check_sizes(const Config& cfg, const EngineParams& p) {
   if (p.organisation == EngineOrganisation::kSliced) {
     const std::string why = "reduction.organisation=sliced gives each of the reduction.ports=" +
                             std::to_string(r.ports) + " slices a part";
-    if (r.table_entries < r.ports) too_small("reduction.table_entries", r.table_entries, r.ports, why);
+    if (r.table_entries < r.ports)
+      too_small("reduction.table_entries", r.table_entries, r.ports, why);
     if (r.replication_slots < r.ports)
       too_small("reduction.replication_slots", r.replication_slots, r.ports, why);
   } else if (p.organisation == EngineOrganisation::kDistributed) {
     // A slice has slice_ports / chip_ports of the chip's entries and slots.
     const std::int64_t least = (r.chip_ports + r.slice_ports - 1) / r.slice_ports;
-    const std::string why = "reduction.organisation=distributed gives each slice of "
-                            "reduction.slice_ports=" + std::to_string(r.slice_ports) +
-                            " ports that share of a chip of reduction.chip_ports=" +
-                            std::to_string(r.chip_ports) + " ports";
+    const std::string why =
+        "reduction.organisation=distributed gives each slice of "
+        "reduction.slice_ports=" +
+        std::to_string(r.slice_ports) +
+        " ports that share of a chip of reduction.chip_ports=" + std::to_string(r.chip_ports) +
+        " ports";
     if (r.table_entries < least) too_small("reduction.table_entries", r.table_entries, least, why);
     if (r.replication_slots < least)
       too_small("reduction.replication_slots", r.replication_slots, least, why);
@@ -73,14 +76,13 @@ EngineParams EngineParams::from(const Config& cfg, int first_port) {
   return p;
 }
 
-std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params,
-                                                       PacketPool& pool, PayloadPool* payloads,
+std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params, PacketPool& pool,
+                                                       PayloadPool* payloads,
                                                        std::unique_ptr<AluBackend> alu,
                                                        EngineHost& host, Window window) {
   switch (params.organisation) {
     case EngineOrganisation::kCentral:
-      return std::make_unique<CentralEngine>(params, pool, payloads, std::move(alu), host,
-                                             window);
+      return std::make_unique<CentralEngine>(params, pool, payloads, std::move(alu), host, window);
     case EngineOrganisation::kSliced:
       return std::make_unique<SlicedEngine>(params, pool, payloads, std::move(alu), host, window);
     case EngineOrganisation::kDistributed:

@@ -60,8 +60,8 @@ namespace fabricsim {
 struct EngineParams {
   EngineOrganisation organisation = EngineOrganisation::kCentral;
   int first_port = 0;  // crossbar index of engine port 0 (the switch's link ports come first)
-  int ports = 1;  // engine ports (engine_port_count)
-  int alu_ports = 1;  // reduction.ports (distributed: the chip's ALUs and widths are this many)
+  int ports = 1;       // engine ports (engine_port_count)
+  int alu_ports = 1;   // reduction.ports (distributed: the chip's ALUs and widths are this many)
   std::uint64_t stripe_bytes = 128;  // address granule of the port hash
   std::size_t table_entries = 1024;
   std::size_t replication_slots = 256;
@@ -199,8 +199,8 @@ class ReductionEngine {
 // The engine `params` describe, of the organisation they name. A new
 // organisation is a class implementing ReductionEngine, a value of
 // EngineOrganisation with its name in the config schema, and a case here.
-std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params,
-                                                       PacketPool& pool, PayloadPool* payloads,
+std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params, PacketPool& pool,
+                                                       PayloadPool* payloads,
                                                        std::unique_ptr<AluBackend> alu,
                                                        EngineHost& host, Window window);
 

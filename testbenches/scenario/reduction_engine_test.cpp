@@ -48,8 +48,8 @@ constexpr int kFirstPort = 8;  // engine ports after 8 link ports
 struct Bench {
   explicit Bench(const std::vector<std::string>& sets)
       : cfg(load_config("", sets)),
-        engine(make_reduction_engine(EngineParams::from(cfg, kFirstPort), pool, &payloads, nullptr, host,
-                                     Window{0, 1'000'000})) {
+        engine(make_reduction_engine(EngineParams::from(cfg, kFirstPort), pool, &payloads, nullptr,
+                                     host, Window{0, 1'000'000})) {
     payloads.set_timing_only();
     engine->set_groups({{0, 1}}, 2);  // group 0: endpoints 0 and 1
   }
@@ -69,7 +69,7 @@ struct Bench {
   }
   int ports() const { return static_cast<int>(cfg.reduction.ports); }
   // The engine port a packet of `kind` and address `addr` goes to, arrived on link port `in`.
-  int port_of(std::uint64_t addr, PacketKind kind = PacketKind::kReduceContrib, int in = 0) {
+  int port_of(std::uint64_t addr, PacketKind kind = PacketKind::kReduceContrib, int in = 0) const {
     Packet p;
     p.kind = kind;
     p.addr = addr;
@@ -107,7 +107,7 @@ TEST(ReductionEngine, CentralAnswersEveryPortFromOnePool) {
     ASSERT_GE(k, kFirstPort);
     ASSERT_LT(k, kFirstPort + b.ports());
     EXPECT_EQ(b.port_of(a, PacketKind::kLdReduceReq, 3), k);  // any kind, any input
-    EXPECT_EQ(b.port_of(a + 64), k);  // same stripe
+    EXPECT_EQ(b.port_of(a + 64), k);                          // same stripe
     ++used[static_cast<std::size_t>(k - kFirstPort)];
   }
   for (int u : used) EXPECT_GT(u, 0);
@@ -321,12 +321,12 @@ void expect_refused(const std::vector<std::string>& sets, const std::string& key
   }
 }
 TEST(ReductionEngine, SlicedRefusesFewerEntriesThanSlices) {
-  expect_refused({"reduction.organisation=sliced", "reduction.ports=4",
-                  "reduction.table_entries=3"},
-                 "reduction.table_entries", "3", ">= 4");
-  expect_refused({"reduction.organisation=sliced", "reduction.ports=8",
-                  "reduction.replication_slots=5"},
-                 "reduction.replication_slots", "5", ">= 8");
+  expect_refused(
+      {"reduction.organisation=sliced", "reduction.ports=4", "reduction.table_entries=3"},
+      "reduction.table_entries", "3", ">= 4");
+  expect_refused(
+      {"reduction.organisation=sliced", "reduction.ports=8", "reduction.replication_slots=5"},
+      "reduction.replication_slots", "5", ">= 8");
 }
 TEST(ReductionEngine, DistributedRefusesSlicesWithoutEntries) {
   expect_refused({"reduction.organisation=distributed", "reduction.chip_ports=64",
@@ -353,10 +353,10 @@ TEST(ReductionEngine, UnknownOrganisationIsRefused) {
 
 // reduction.organisation reaches every switch's engine: stats.json names it.
 TEST(ReductionEngine, OrganisationReachesTheSwitch) {
-  const Config c = load_config(
-      "", {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=100000000",
-           "switch.ports=4", "collective.algorithm=push", "collective.min_bytes=4096",
-           "collective.max_bytes=4096", "reduction.organisation=central"});
+  const Config c =
+      load_config("", {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=100000000",
+                       "switch.ports=4", "collective.algorithm=push", "collective.min_bytes=4096",
+                       "collective.max_bytes=4096", "reduction.organisation=central"});
   Fabric f("fabric", c);
   ASSERT_TRUE(f.run()) << f.error();
   EXPECT_EQ(f.sw(0).engine_organisation(), "central");
@@ -372,13 +372,13 @@ TEST(ReductionEngine, OrganisationReachesTheSwitch) {
 // replicated at the engine) and push all-reduce, every output element
 // checked against the golden fold, nothing left in flight at the end.
 void all_reduce_exact_on_dgx_h100(const std::string& organisation, const std::string& algorithm) {
-  const Config c = load_config(
-      "", {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=100000000",
-           "topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
-           "topology.links=5,4,4,5", "switch.vcs=2", "switch.multicast=engine",
-           "collective.algorithm=" + algorithm, "collective.min_bytes=4096",
-           "collective.max_bytes=262144", "collective.step_factor=8",
-           "reduction.organisation=" + organisation});
+  const Config c =
+      load_config("", {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=100000000",
+                       "topology.kind=scaleup", "topology.endpoints=8", "topology.switches=4",
+                       "topology.links=5,4,4,5", "switch.vcs=2", "switch.multicast=engine",
+                       "collective.algorithm=" + algorithm, "collective.min_bytes=4096",
+                       "collective.max_bytes=262144", "collective.step_factor=8",
+                       "reduction.organisation=" + organisation});
   Fabric f("fabric", c);
   ASSERT_TRUE(f.run()) << f.error();
   const auto s = f.stats();
