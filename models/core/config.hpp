@@ -174,6 +174,8 @@ struct ReductionConfig {
   FoldOrder order = FoldOrder::kMember;
   AluKind alu = AluKind::kModel;
   EngineOrganisation organisation = EngineOrganisation::kCentral;
+  std::int64_t chip_ports = 64;   // distributed: ports the chip's totals are divided over
+  std::int64_t slice_ports = 1;   // distributed: link ports per slice
 };
 
 // Stragglers: one GPU late, slow or badly connected; jitter on every GPU.

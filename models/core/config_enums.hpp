@@ -14,7 +14,7 @@ enum class FoldOrder { kMember, kArrival };
 enum class AluKind { kModel, kRtl };
 // How a switch's reduction engine is organised (reduction.organisation;
 // models/sc/reduction_engine.hpp, make_reduction_engine).
-enum class EngineOrganisation { kCentral };
+enum class EngineOrganisation { kCentral, kSliced, kDistributed };
 enum class Pattern {
   kUniform,
   kPermutation,

@@ -26,7 +26,9 @@ const std::vector<std::pair<std::string, Retry>> kRetries = {{"none", Retry::kNo
 const std::vector<std::pair<std::string, AluKind>> kAluKinds = {{"model", AluKind::kModel},
                                                                 {"rtl", AluKind::kRtl}};
 const std::vector<std::pair<std::string, EngineOrganisation>> kEngineOrganisations = {
-    {"central", EngineOrganisation::kCentral}};
+    {"central", EngineOrganisation::kCentral},
+    {"sliced", EngineOrganisation::kSliced},
+    {"distributed", EngineOrganisation::kDistributed}};
 const std::vector<std::pair<std::string, FoldOrder>> kFoldOrders = {
     {"member", FoldOrder::kMember}, {"arrival", FoldOrder::kArrival}};
 const std::vector<std::pair<std::string, AllocatorKind>> kAllocators = {
@@ -277,10 +279,26 @@ void add_fault_keys(Keys& s) {
 void add_reduction_keys(Keys& s) {
   s.add_choice("reduction.organisation", &C::reduction, &ReductionConfig::organisation,
                kEngineOrganisations,
-               "how each switch chip's engine is built (models/sc/reduction_engine.hpp): central "
-               "(reduction.ports crossbar ports of one engine, each with its ALU, sharing one "
-               "table and one pool of replication slots; an address always goes to the same "
-               "port)");
+               "how each switch chip's engine is built (models/sc/reduction_engine.hpp, "
+               "docs/models/reduction_engine.md): central (reduction.ports crossbar ports of one "
+               "engine, each with its ALU, sharing one table and one pool of replication slots; "
+               "an address always goes to the same port), sliced (reduction.ports slices chosen "
+               "by address hash, each with its ALU and 1/reduction.ports of the table and the "
+               "slots) or distributed (a slice of ALU, table and slots per "
+               "reduction.slice_ports link ports, sized as that share of a "
+               "reduction.chip_ports-port chip; an ld_reduce's address is reduced at the slice "
+               "of the port it came in by)");
+  s.add_int("reduction.chip_ports", &C::reduction, &ReductionConfig::chip_ports, "ports", 1, 4096,
+            "organisation=distributed: the ports of the chip whose engine totals "
+            "(reduction.ports x alu_bytes_per_cycle and x port_bytes_per_cycle, table_entries, "
+            "replication_slots) are divided over its slices; 64 = NVSwitch gen3's NVLink ports "
+            "(HARDWARE.md, stated by NVIDIA), so a one-port slice's ALU is 1024/64 = 16 B/cycle "
+            "= 25 GB/s of fp32 at 1.5625 GHz, the stated 400 GFLOPS FP32 per chip spread over "
+            "its ports (derived); the division itself (capacity in proportion to ports) is an "
+            "assumption");
+  s.add_int("reduction.slice_ports", &C::reduction, &ReductionConfig::slice_ports, "ports", 1, 4096,
+            "organisation=distributed: link ports per engine slice (link port i belongs to slice "
+            "i / slice_ports); 1, a slice per port, is an assumption (NVIDIA states no grouping)");
   s.add_int("reduction.table_entries", &C::reduction, &ReductionConfig::table_entries, "entries", 1,
             1 << 24,
             "concurrent reductions per switch chip (one per address being reduced); a full "

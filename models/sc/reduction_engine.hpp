@@ -2,14 +2,18 @@
 // (docs/models/reduction_engine.md), and EngineHost, what the engine asks of
 // the switch in return. An organisation of the engine (reduction.organisation)
 // is a class implementing ReductionEngine, made by make_reduction_engine();
-// the switch never names one. Today there is one: CentralEngine
-// (central_engine.hpp), k engine ports with one table.
+// the switch never names one. There are three: CentralEngine
+// (central_engine.hpp, k engine ports with one table), SlicedEngine
+// (sliced_engine.hpp, k engine ports each with its own table slice, chosen
+// by address hash) and DistributedEngine (distributed_engine.hpp, a slice
+// per group of link ports, each address reduced at the slice of the port
+// that asked for it).
 //
 // The interface keeps the name ReductionEngine because that is what the
 // switch, the docs and the statistics (stats.json "reduction_engine") call
 // the thing the switch talks to; the organisation is the implementation's
 // name. The engine's ports are crossbar ports numbered after the switch's
-// link ports (SwitchParams::engine_port on, reduction.ports of them): an
+// link ports (SwitchParams::engine_port on, engine_port_count() of them): an
 // organisation decides what stands behind each port (one shared table, a
 // slice per port, a slice per address hash).
 //
@@ -56,7 +60,8 @@ namespace fabricsim {
 struct EngineParams {
   EngineOrganisation organisation = EngineOrganisation::kCentral;
   int first_port = 0;  // crossbar index of engine port 0 (the switch's link ports come first)
-  int ports = 1;
+  int ports = 1;       // engine ports (engine_port_count)
+  int alu_ports = 1;   // reduction.ports (distributed: the chip's ALUs and widths are this many)
   std::uint64_t stripe_bytes = 128;  // address granule of the port hash
   std::size_t table_entries = 1024;
   std::size_t replication_slots = 256;
@@ -67,8 +72,18 @@ struct EngineParams {
   Ps alu_pipeline_ps = 0;
   bool arrival_order = false;  // reduction.order=arrival
   bool data = true;            // collective.data: fold the values (else timing only)
+  // distributed: the chip's port count the totals above are divided over,
+  // and the link ports each slice serves.
+  int chip_ports = 64;
+  int slice_ports = 1;
+  // Checks the organisation's sizes (ConfigError naming key, value and
+  // what is allowed).
   static EngineParams from(const Config& cfg, int first_port);
 };
+
+// Engine ports of a switch with `link_ports` link ports: reduction.ports
+// (central, sliced) or one per reduction.slice_ports link ports (distributed).
+int engine_port_count(const Config& cfg, int link_ports);
 
 class EngineHost {
  public:
@@ -123,10 +138,10 @@ class ReductionEngine {
   virtual const char* organisation() const = 0;
 
   // --- Queries (per head, per allocation edge; no state changes) ---
-  // The engine port (crossbar index) a packet of address `addr` goes to
-  // (asked once per packet on arrival). Every contribution of an address
-  // must reach the part that holds its entry.
-  virtual int port_for(std::uint64_t addr) const = 0;
+  // The engine port (crossbar index) packet p, arrived on link port
+  // `in_port`, goes to (asked once per packet on arrival). Every
+  // contribution of an address must reach the part that holds its entry.
+  virtual int port_for(const Packet& p, int in_port) const = 0;
   // What a head of `kind` and table key `key` waiting for engine port
   // `port` needs now. It changes only through accept() (an entry opens:
   // the switch calls its table_changed) and engine_entry_closed().
@@ -184,8 +199,8 @@ class ReductionEngine {
 // The engine `params` describe, of the organisation they name. A new
 // organisation is a class implementing ReductionEngine, a value of
 // EngineOrganisation with its name in the config schema, and a case here.
-std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params,
-                                                       PacketPool& pool, PayloadPool* payloads,
+std::unique_ptr<ReductionEngine> make_reduction_engine(const EngineParams& params, PacketPool& pool,
+                                                       PayloadPool* payloads,
                                                        std::unique_ptr<AluBackend> alu,
                                                        EngineHost& host, Window window);
 

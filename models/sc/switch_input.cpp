@@ -37,7 +37,7 @@ void Switch::arrive(PacketId id, int port) {
   if (to_engine(p.kind) || (p.kind == PacketKind::kMcStore && params_.mc_via_engine)) {
     if (!has_engine())
       throw InvariantError("a reduction request reached a switch without an engine");
-    p.out_port = static_cast<std::int16_t>(engine_->port_for(p.addr));
+    p.out_port = static_cast<std::int16_t>(engine_->port_for(p, port));
   } else if (!multicast) {
     if (p.dst < 0 || static_cast<size_t>(p.dst) >= routes_.size() ||
         routes_[static_cast<size_t>(p.dst)].empty())

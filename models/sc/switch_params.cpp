@@ -1,12 +1,14 @@
 #include "models/sc/switch_params.hpp"
 
+#include "models/sc/reduction_engine.hpp"
+
 namespace fabricsim {
 
 SwitchParams SwitchParams::from(const Config& cfg, int ports, bool has_engine) {
   SwitchParams p;
   p.ports = ports;
   p.engine_port = has_engine ? ports : -1;
-  p.engine_ports = has_engine ? static_cast<int>(cfg.reduction.ports) : 0;
+  p.engine_ports = has_engine ? engine_port_count(cfg, ports) : 0;
   p.xports = ports + p.engine_ports;
   p.vcs = static_cast<int>(cfg.sw.vcs);
   p.queueing = cfg.sw.queueing;

@@ -1,4 +1,5 @@
-#include "models/sc/central_engine.hpp"
+// The engine ports, tables and folds every organisation shares (ported_engine.hpp).
+#include "models/sc/ported_engine.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -7,33 +8,43 @@
 
 namespace fabricsim {
 
-CentralEngine::CentralEngine(const Params& params, PacketPool& pool, PayloadPool* payloads,
-                             std::unique_ptr<AluBackend> alu, EngineHost& host, Window window)
+PortedEngine::PortedEngine(const EngineParams& params, const Shape& shape, PacketPool& pool,
+                           PayloadPool* payloads, std::unique_ptr<AluBackend> alu, EngineHost& host,
+                           Window window)
     : p_(params),
+      shape_(shape),
       pool_(pool),
       payloads_(payloads),
       alu_(alu ? std::move(alu) : std::make_unique<ModelAlu>()),
       host_(host),
-      window_(window),
-      table_(params.table_entries, params.arrival_order) {}
+      window_(window) {
+  const int n = shape.slice_per_port ? params.ports : 1;
+  if (n < 1 || shape.entries < 1 || shape.slots < 1 || shape.alu_bytes_per_cycle < 1 ||
+      shape.port_bytes_per_cycle < 1)
+    throw InvariantError("reduction engine: a part with nothing in it (" + std::to_string(n) +
+                         " slices of " + std::to_string(shape.entries) + " entries, " +
+                         std::to_string(shape.slots) + " slots)");
+  slices_.reserve(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) slices_.emplace_back(shape.entries, params.arrival_order);
+}
 
-Ps CentralEngine::alu_ps(const Packet& p) const {
+Ps PortedEngine::alu_ps(const Packet& p) const {
   // The ALU works on the data of contributions only; a header-only request
   // or a write passing through does not use it.
   if (p.kind != PacketKind::kReduceContrib && p.kind != PacketKind::kReadResp) return 0;
   const auto bytes = static_cast<std::int64_t>(p.bytes);
-  return static_cast<Ps>((bytes + p_.alu_bytes_per_cycle - 1) / p_.alu_bytes_per_cycle) *
+  return static_cast<Ps>((bytes + shape_.alu_bytes_per_cycle - 1) / shape_.alu_bytes_per_cycle) *
          p_.cycle_ps;
 }
 
-void CentralEngine::track(Ps t) {
+void PortedEngine::track(Ps t) {
   stats_.occupancy_integral +=
-      static_cast<double>(table_.size()) *
+      static_cast<double>(entries_) *
       static_cast<double>(overlap(table_changed_at_, t, window_.begin, window_.end));
   table_changed_at_ = t;
 }
 
-Ps CentralEngine::accept(Packet& p, int port, Ps e, Need n) {
+Ps PortedEngine::accept(Packet& p, int port, Ps e, Need n) {
   const Ps alu = alu_ps(p);
   const Ps alu_end = e + std::max(alu, port_ps(port, bytes_of(p)));
   stats_.alu_busy += overlap(e, e + alu, window_.begin, window_.end);
@@ -46,6 +57,7 @@ Ps CentralEngine::accept(Packet& p, int port, Ps e, Need n) {
   // Reserve what it needs now (allocation made sure there was room).
   if (n == kNeedSlot) {
     ++slots_held_;
+    ++slice(port).slots_held;
     p.engine_slot = true;
     if (window_.contains(e))
       stats_.max_slots = std::max(stats_.max_slots, static_cast<int>(slots_held_));
@@ -53,14 +65,16 @@ Ps CentralEngine::accept(Packet& p, int port, Ps e, Need n) {
   } else if (n == kNeedTable) {
     if (wave_) wave_->add(w_table_, e, 1);
     track(e);
-    ReductionTable::Entry& entry = table_.open(key(p));
+    ReductionTable::Entry& entry = slice(port).table.open(key(p));
+    ++entries_;
+    entry_opened(key(p), port);
     entry.group = p.group;
     entry.bytes = p.bytes;
     entry.vc = p.vc;
     entry.redop = p.redop;
     entry.dtype = p.dtype;
     if (window_.contains(e))
-      stats_.max_occupancy = std::max(stats_.max_occupancy, static_cast<int>(table_.size()));
+      stats_.max_occupancy = std::max(stats_.max_occupancy, static_cast<int>(entries_));
   }
   ++inflight_;
   return alu_end;
@@ -68,26 +82,27 @@ Ps CentralEngine::accept(Packet& p, int port, Ps e, Need n) {
 
 // A contribution has been through the ALU: fold it in member order (early
 // arrivals wait in the entry), and when every member is in, send the result.
-void CentralEngine::fold(PacketId id, Ps t) {
+void PortedEngine::fold(PacketId id, Ps t) {
   --inflight_;
   if (pool_.get(id).kind == PacketKind::kMcStore) {
     // A multicast write through the engine: it becomes the original of its
     // copies at the engine port, its slot held until the last has left.
     pool_.get(id).t_head = t;
-    host_.engine_send(id, port_for(pool_.get(id).addr), true, t);
+    host_.engine_send(id, pool_.get(id).out_port, true, t);
     return;
   }
   const Packet c = pool_.get(id);
   pool_.release(id);
   ++contributions_consumed_;
-  ReductionTable::Entry& e = table_.at(key(c));
+  ReductionTable& table = slice(c.out_port).table;
+  ReductionTable::Entry& e = table.at(key(c));
   if (c.kind == PacketKind::kLdReduceReq) {
     pull(c, e, t);
     return;
   }
   if (!e.pull) e.requester = c.dst;  // push: where the result goes (-1: multicast to the group)
   if (window_.contains(t)) ++stats_.contributions;
-  const bool done = table_.contribute(e, c.src, c.payload, t, [&](PayloadId acc, PayloadId in) {
+  const bool done = table.contribute(e, c.src, c.payload, t, [&](PayloadId acc, PayloadId in) {
     fold_data(e, c, payloads_->data(acc), payloads_->data(in), t);
     payloads_->release(in);
   });
@@ -96,7 +111,7 @@ void CentralEngine::fold(PacketId id, Ps t) {
 
 // Pull (ld_reduce): read the address from every member (a multicast read
 // request); their responses come back as the contributions to fold.
-void CentralEngine::pull(const Packet& c, ReductionTable::Entry& e, Ps t) {
+void PortedEngine::pull(const Packet& c, ReductionTable::Entry& e, Ps t) {
   e.pull = true;
   e.requester = c.src;
   const PacketId r = pool_.alloc();
@@ -111,13 +126,13 @@ void CentralEngine::pull(const Packet& c, ReductionTable::Entry& e, Ps t) {
   rd.step = c.step;
   rd.group = c.group;
   ++results_made_;
-  host_.engine_send(r, port_for(c.addr), true, t);
+  host_.engine_send(r, c.out_port, true, t);
 }
 
 // Every member is in: the result leaves from the engine port's input, to
 // the ld_reduce's requester (pull), to the root (push reduce: a plain
 // write), or multicast to the group (push all-reduce).
-void CentralEngine::complete(const Packet& c, ReductionTable::Entry& e, Ps t) {
+void PortedEngine::complete(const Packet& c, ReductionTable::Entry& e, Ps t) {
   if (window_.contains(t)) {
     ++stats_.completed;
     const double wait = ps_to_ns(t - e.first);
@@ -142,26 +157,29 @@ void CentralEngine::complete(const Packet& c, ReductionTable::Entry& e, Ps t) {
   res.payload = e.acc;
   track(t);
   const std::uint64_t k = key(c);
-  table_.close(k);  // (e is gone)
+  slice(c.out_port).table.close(k);  // (e is gone)
+  --entries_;
+  entry_closed(k);
   host_.engine_entry_closed(k);
   if (wave_) wave_->add(w_table_, t, -1);
   ++results_made_;
-  host_.engine_send(r, port_for(c.addr), !unicast, t);
+  host_.engine_send(r, c.out_port, !unicast, t);
   host_.engine_resource_freed(t);  // an allocation may wait for a free entry
 }
 
-void CentralEngine::release_slot(const Packet& /*original*/, Ps t) {
+void PortedEngine::release_slot(const Packet& original, Ps t) {
   --slots_held_;
+  --slice(original.out_port).slots_held;
   if (wave_) wave_->add(w_slots_, t, -1);
   host_.engine_resource_freed(t);
 }
 
-void CentralEngine::fold_data(const ReductionTable::Entry& e, const Packet& c,
-                                std::uint8_t* acc, const std::uint8_t* in, Ps t) {
+void PortedEngine::fold_data(const ReductionTable::Entry& e, const Packet& c, std::uint8_t* acc,
+                             const std::uint8_t* in, Ps t) {
   if (!p_.data) return;  // timing only (collective.data=false)
-  // Every contribution of an entry comes through the port its address maps to.
+  // Every contribution of an entry comes through the port of the slice holding it.
   const int sink_alu =
-      fold_sink_ ? fold_alu_[static_cast<std::size_t>(port_for(c.addr) - p_.first_port)] : -1;
+      fold_sink_ ? fold_alu_[static_cast<std::size_t>(c.out_port - p_.first_port)] : -1;
   if (sink_alu < 0 || !fold_sink_->wants(t)) {
     alu_->accumulate(e.redop, e.dtype, acc, in, c.bytes);
     return;
@@ -172,7 +190,7 @@ void CentralEngine::fold_data(const ReductionTable::Entry& e, const Packet& c,
                    fold_before_.data(), in, acc, c.bytes);
 }
 
-void CentralEngine::trace(WaveTrace& w, const std::string& base) {
+void PortedEngine::trace(WaveTrace& w, const std::string& base) {
   wave_ = &w;
   w_table_ = w.signal(base + ".engine.table", 24);
   w_slots_ = w.signal(base + ".engine.slots", 24);
@@ -183,7 +201,7 @@ void CentralEngine::trace(WaveTrace& w, const std::string& base) {
   }
 }
 
-void CentralEngine::trace_folds(FoldSink& sink, const std::string& base) {
+void PortedEngine::trace_folds(FoldSink& sink, const std::string& base) {
   fold_sink_ = &sink;
   fold_alu_.clear();
   for (int k = 0; k < p_.ports; ++k)
