@@ -39,6 +39,13 @@ std::string no_straggler(const Config& c) {
                              : std::string();
 }
 
+std::string not_distributed(const Config& c) {
+  return c.reduction.organisation != EngineOrganisation::kDistributed
+             ? std::string("they size the slices of reduction.organisation=distributed, and the "
+                           "engine is organised otherwise")
+             : std::string();
+}
+
 std::string ideal_protocol(const Config& c) {
   return c.collective.protocol == Protocol::kIdeal
              ? std::string("collective.protocol=ideal has no GPU side (no channels, staging "
@@ -111,6 +118,8 @@ const std::vector<Rule>& rules() {
                         : std::string();
        }},
       {"gpu.", [](const Config& c) { return ideal_protocol(c); }},
+      {"reduction.chip_ports", [](const Config& c) { return not_distributed(c); }},
+      {"reduction.slice_ports", [](const Config& c) { return not_distributed(c); }},
       {"collective.channels", [](const Config& c) { return ideal_protocol(c); }},
       {"straggler.delay_ns", [](const Config& c) { return no_straggler(c); }},
       {"straggler.issue_factor", [](const Config& c) { return no_straggler(c); }},

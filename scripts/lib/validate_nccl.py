@@ -34,7 +34,7 @@ def parse_args(argv):
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
                    help=f"largest size simulated (default {DEFAULT_MAX_BYTES}, 256 MiB)")
     p.add_argument("--jobs", type=int, default=2, help="compares run at once (default 2)")
-    p.add_argument("--config", default="configs/dgx-h100-allreduce.yaml")
+    p.add_argument("--config", default="configs/dgx-h100-nccl.yaml")
     p.add_argument("--out", default="out/validation/nccl", help="compare output per file")
     p.add_argument("--doc", default="docs/validation.md", help="page whose marked section is replaced")
     p.add_argument("--plots", default="docs/validation", help="where the PNGs go")

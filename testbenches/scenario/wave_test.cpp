@@ -246,7 +246,9 @@ TEST(Wave, RtlWaveReplaysEveryFoldOfTheScopedSwitch) {
                                {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
                                 "collective.algorithm=nvls", "collective.dtype=bf16",
                                 "collective.min_bytes=1024", "collective.max_bytes=65536",
-                                "collective.step_factor=8", "reduction.alu=rtl"});
+                                "collective.step_factor=8", "reduction.alu=rtl",
+                                // four engine ports, one ALU each, all busy
+                                "reduction.organisation=central"});
   Fabric f("fabric", c, RtlAlu::factory());
   const std::string path = temp_path("rtl") + ".fst";
   const std::string fabric_path = temp_path("rtl_fabric");
