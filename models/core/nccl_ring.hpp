@@ -1,7 +1,7 @@
 // NCCL's ring all-reduce as plain logic (no SystemC): how one call's
 // elements are cut into channels, loops, chunks and slices, and the order in
 // which a rank works through them (docs/models/gpu.md). The SystemC side
-// (models/sc/algorithms/ring_simple.cpp) moves the slices in time.
+// (models/sc/algorithms/ring_nccl.cpp) moves the slices in time.
 //
 // From NVIDIA/nccl v2.29 (../shared/notes/NCCL.md sections 1 and 5):
 //   - channels: collective.channels, fewer while the message is below
