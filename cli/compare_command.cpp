@@ -228,7 +228,7 @@ void settle_protocols(Plan& p, const CompareOptions& opts, const std::vector<std
     const auto it = std::find_if(r.sets.begin(), r.sets.end(),
                                  [&](const std::string& x) { return x.rfind(key, 0) == 0; });
     const std::string asked = it == r.sets.end() ? own : *it;
-    const std::string reason = why(r, r.sets);
+    const std::string& reason = why(r, r.sets);  // (a std::map entry: it stays put)
     if (reason.empty()) continue;
     for (const std::string& alt : {own, key + "ideal"}) {
       if (alt == asked) continue;

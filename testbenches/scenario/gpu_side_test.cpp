@@ -80,7 +80,7 @@ TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
                                      "collective.max_bytes=3145728", "collective.channels=1", "collective.protocol=simple",
                                      "collective.data=false", std::string("gpu.write_acks=") + acks}));
   const auto s = run_fabrics(cs);
-  const std::uint64_t writes = 4u * 6u * (768u * 1024u / 128u);
+  const std::uint64_t writes = std::uint64_t{4} * 6 * (768 * 1024 / 128);
   EXPECT_EQ(gpu_tx_flits(s[0]) - gpu_tx_flits(s[1]), writes);
   EXPECT_GE(s[0]["collectives"]["rows"][0]["time_us"].get<double>(),
             s[1]["collectives"]["rows"][0]["time_us"].get<double>());
