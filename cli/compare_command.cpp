@@ -211,6 +211,10 @@ void settle_protocols(Plan& p, const CompareOptions& opts, const std::vector<std
   if (!p.model.has_protocol) return;
   const std::string key = "collective.protocol=";
   const std::string own = key + value_of(p.base, "collective.protocol");
+  const auto setting = [&](std::vector<std::string>& sets) {
+    return std::find_if(sets.begin(), sets.end(),
+                        [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+  };
   std::map<std::vector<std::string>, std::string> refused;  // settings -> why ("": accepted)
   const auto why = [&](const Row& r, const std::vector<std::string>& sets) -> const std::string& {
     auto t = refused.find(sets);
@@ -225,16 +229,14 @@ void settle_protocols(Plan& p, const CompareOptions& opts, const std::vector<std
   };
   for (Row& r : p.rows) {
     if (r.status != Status::kPending) continue;
-    const auto it = std::find_if(r.sets.begin(), r.sets.end(),
-                                 [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+    const auto it = setting(r.sets);
     const std::string asked = it == r.sets.end() ? own : *it;
     const std::string& reason = why(r, r.sets);  // (a std::map entry: it stays put)
     if (reason.empty()) continue;
     for (const std::string& alt : {own, key + "ideal"}) {
       if (alt == asked) continue;
       std::vector<std::string> sets = r.sets;
-      const auto at = std::find_if(sets.begin(), sets.end(),
-                                   [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+      const auto at = setting(sets);
       if (at == sets.end())
         sets.push_back(alt);
       else

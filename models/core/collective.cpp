@@ -128,8 +128,8 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
   nccl_ = cfg.collective.protocol != Protocol::kIdeal;
   protocol_ = cfg.collective.protocol;
   if (nccl_) {
-    const Protocol each[] = {Protocol::kSimple, Protocol::kLl, Protocol::kLl128};
-    for (int k = 0; k < 3; ++k) shapes_[k] = NcclRingShape::from(cfg, each[k]);
+    for (const Protocol p : {Protocol::kSimple, Protocol::kLl, Protocol::kLl128})
+      shapes_[shape_index(p)] = NcclRingShape::from(cfg, p);
     tuner_.graph_gbps = cfg.gpu.tuner_graph_gbps;
     tuner_.channels = static_cast<int>(cfg.collective.channels);
     launch_ = ns_to_ps(cfg.gpu.launch_ns);
@@ -185,7 +185,7 @@ void CollectiveSweep::begin(Ps t) {
   hier_.intra = plan_;
   if (nccl_) {
     c.protocol = protocol_ == Protocol::kAuto ? tuner_.ring_protocol(c.bytes, plan_.n) : protocol_;
-    nccl_shape_ = shapes_[c.protocol == Protocol::kLl ? 1 : c.protocol == Protocol::kLl128 ? 2 : 0];
+    nccl_shape_ = shapes_[shape_index(c.protocol)];
     nccl_plan_ = NcclRingPlan(plan_.elements, es, plan_.n, nccl_shape_);
     c.channels = nccl_plan_.channels();
   }

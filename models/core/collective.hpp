@@ -239,7 +239,8 @@ class CollectiveSweep {
   bool nccl_ = false;  // collective.protocol other than ideal
   Protocol protocol_ = Protocol::kIdeal;  // collective.protocol
   NcclTuner tuner_;                       // its pick when auto
-  NcclRingShape shapes_[3];               // [Simple, LL, LL128]
+  NcclRingShape shapes_[3];               // [shape_index(protocol)]
+  static int shape_index(Protocol p) { return p == Protocol::kLl ? 1 : p == Protocol::kLl128 ? 2 : 0; }
   NcclRingShape nccl_shape_;              // the current call's
   NcclRingPlan nccl_plan_;
   Ps launch_ = 0;  // gpu.launch_ns

@@ -78,13 +78,6 @@ const std::vector<std::pair<std::string, LinkPolicy>> kLinkPolicies = {
     {"stripe", LinkPolicy::kStripe},
     {"round_robin", LinkPolicy::kRoundRobin},
     {"random", LinkPolicy::kRandom}};
-
-template <class E>
-std::string name_of(const std::vector<std::pair<std::string, E>>& table, E v) {
-  for (auto& n : table)
-    if (n.second == v) return n.first;
-  return "?";
-}
 }  // namespace
 
 std::string to_string(Queueing q) {

@@ -15,11 +15,7 @@ const std::vector<std::pair<std::string, Protocol>> kProtocols = {
     {"ll128", Protocol::kLl128}, {"auto", Protocol::kAuto}};
 }  // namespace
 
-std::string to_string(Protocol p) {
-  for (const auto& n : kProtocols)
-    if (n.second == p) return n.first;
-  return "?";
-}
+std::string to_string(Protocol p) { return name_of(kProtocols, p); }
 
 void add_gpu_keys(Schema<Config>& s) {
   using C = Config;
@@ -77,7 +73,9 @@ void add_gpu_keys(Schema<Config>& s) {
              "8 x H100 (NVIDIA/nccl issue 1367)");
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
              "collective.protocol other than ideal: time from a call's start to its kernels' start "
-             "(host launch and kernel start; nccl-tests times back-to-back calls from the host)");
+             "(host launch and kernel start; nccl-tests times back-to-back calls from the host). "
+             "No published figure: 0 (not modelled) until calibrated against measurements "
+             "(docs/validation.md)");
 }
 
 }  // namespace fabricsim

@@ -60,6 +60,14 @@ struct YamlLeaf {
   bool is_list = false;
 };
 
+// The name of choice `v` in a (name, value) table, "?" if it has none.
+template <class E>
+std::string name_of(const std::vector<std::pair<std::string, E>>& table, E v) {
+  for (const auto& n : table)
+    if (n.second == v) return n.first;
+  return "?";
+}
+
 // Type-erased schema core: keys, how to parse into a config, how to render a value.
 template <class Config>
 class Schema {
@@ -159,9 +167,7 @@ class Schema {
                                             "' is not allowed; allowed: " + p.allowed());
                         },
                         [sec, field, names](const Config& c) {
-                          for (auto& n : names)
-                            if (n.second == (c.*sec).*field) return n.first;
-                          return std::string("?");
+                          return name_of(names, (c.*sec).*field);
                         }});
   }
 
