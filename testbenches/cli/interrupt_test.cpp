@@ -296,7 +296,7 @@ std::string compare_stopped(const std::string& dir, const std::string& text) {
   kill(p.pid(), SIGINT);
   const int st = p.wait();
   EXPECT_EQ(exit_code(st), 130) << st << p.err() << p.out();
-  const std::string out = p.out();
+  std::string out = p.out();
   EXPECT_NE(out.find("# SIGINT: stopped at "), std::string::npos) << out;
   return out;
 }
