@@ -403,6 +403,13 @@ std::string sim_protocol(const Plan& p, const Run& run) {
   return p.model.has_protocol ? value_of(run.cfg, "collective.protocol") : "-";
 }
 
+// The protocol one size ran with: the stats row's (auto resolved per size),
+// else the configuration's.
+std::string sim_protocol(const Plan& p, const Run& run, const nlohmann::json* sim) {
+  if (sim && sim->contains("protocol")) return (*sim)["protocol"].get<std::string>();
+  return sim_protocol(p, run);
+}
+
 // The last column: what was simulated, or why nothing was.
 std::string outcome_text(const Plan& p, const Row& r) {
   switch (r.status) {
@@ -418,10 +425,11 @@ std::string outcome_text(const Plan& p, const Row& r) {
       break;
   }
   const Run& run = p.runs[static_cast<std::size_t>(r.run)];
-  if (!sim_of(p, r))
+  const nlohmann::json* sim = sim_of(p, r);
+  if (!sim)
     return Interrupts::requested() ? fmt::format("not reached ({})", Interrupts::signal_name())
                                    : std::string("not reached (the run ended first: sim.duration_ns)");
-  return sim_algorithm(run) + "/" + sim_protocol(p, run);
+  return sim_algorithm(run) + "/" + sim_protocol(p, run, sim);
 }
 
 std::string gpus_text(const NcclLog& log) {
@@ -442,9 +450,19 @@ void print_section(const NcclLog& log, std::size_t k) {
              s.ranks > 0 ? std::to_string(s.ranks) : "?", s.count == 0 ? ", no rows" : "");
 }
 
+// The errors of the sizes simulated.
+void sum_errors(const Plan& p, ErrorSum& time_err, ErrorSum& bw_err) {
+  for (const Row& r : p.rows) {
+    const Cell c = cell_of(p, r);
+    if (!c.sim || r.status != Status::kSimulated) continue;
+    time_err.add(c.time_err);
+    if (c.busbw_resolved) bw_err.add(c.busbw_err);
+  }
+}
+
 // One line per size of the log: measured against simulated (the size's row
 // of its run's stats.json), then what was left out and why.
-void print_table(const CompareOptions& opts, const Plan& p, ErrorSum& time_err, ErrorSum& bw_err) {
+void print_table(const CompareOptions& opts, const Plan& p) {
   const NcclRow& r0 = p.log.rows.front();
   fmt::print("# fabricsim compare: {} ({}, {} GPUs, {} {}) against {} ({})\n", opts.log_path,
              p.log.test.empty() ? to_string(p.op) : p.log.test, gpus_text(p.log), r0.type, r0.redop,
@@ -464,10 +482,6 @@ void print_table(const CompareOptions& opts, const Plan& p, ErrorSum& time_err, 
       continue;
     }
     std::string be = "-";
-    if (r.status == Status::kSimulated) {
-      time_err.add(c.time_err);
-      if (c.busbw_resolved) bw_err.add(c.busbw_err);
-    }
     if (c.busbw_resolved) be = fmt::format("{:.1f}%", 100.0 * c.busbw_err);
     fmt::print("  {:>12} {:>3} {:>10.2f} {:>10.2f} {:>8.1f}% {:>10.2f} {:>10.2f} {:>9} {:>7}  {:<14} {}\n",
                r.m->size, n, r.m->time_us, (*c.sim)["time_us"].get<double>(), 100.0 * c.time_err, r.m->busbw,
@@ -477,21 +491,30 @@ void print_table(const CompareOptions& opts, const Plan& p, ErrorSum& time_err, 
   for (; sections && next < p.log.sections.size(); ++next) print_section(p.log, next);
 }
 
-// What the comparison leaves out, said where it shows: the measured time
-// has a floor (launch, protocol handshakes, the GPU's copy loop) that the
-// model, fabric only, does not have.
+// What the comparison leaves out, said where it shows: with protocol
+// `ideal` (the fabric alone) the measured time has a floor (launch, protocol
+// handshakes, the GPU's copy loop) that the model does not have. Sizes run
+// with the GPU side (collective.protocol simple, ll, ll128) have it.
 void print_gpu_side(const Plan& p) {
   double floor_us = 0, sim_us = 0;
   std::uint64_t smallest = 0;
+  bool fabric_only = false, gpu_side = false;
   for (const Row& r : p.rows) {
     const nlohmann::json* sim = r.status == Status::kSimulated ? sim_of(p, r) : nullptr;
     if (!sim) continue;
+    const Run& run = p.runs[static_cast<std::size_t>(r.run)];
+    if (p.model.has_protocol && sim_protocol(p, run, sim) != "ideal") {
+      gpu_side = true;
+      continue;
+    }
+    fabric_only = true;
     floor_us = floor_us == 0 ? r.m->time_us : std::min(floor_us, r.m->time_us);
     if (smallest == 0 || r.m->size < smallest) {
       smallest = r.m->size;
       sim_us = (*sim)["time_us"].get<double>();
     }
   }
+  if (gpu_side && !fabric_only) return;
   fmt::print(
       "# Not in the model: the GPU side of a collective (kernel launch, NCCL's channels and\n"
       "#   protocols with their flags and slots, the SMs' copy and reduce rates); the fabric\n"
@@ -567,7 +590,7 @@ nlohmann::json row_json(const Plan& p, const Row& r) {
       {"why", text_or_null(r.why)}, {"simulation", run ? nlohmann::json(r.run + 1) : nlohmann::json()}};
   j["sim_n"] = run ? nlohmann::json(endpoint_count(run->cfg)) : nlohmann::json();
   j["sim_algorithm"] = run ? nlohmann::json(sim_algorithm(*run)) : nlohmann::json();
-  j["sim_protocol"] = run && p.model.has_protocol ? nlohmann::json(sim_protocol(p, *run)) : nlohmann::json();
+  j["sim_protocol"] = run && p.model.has_protocol ? nlohmann::json(sim_protocol(p, *run, c.sim)) : nlohmann::json();
   j["sim_time_us"] = c.sim ? (*c.sim)["time_us"] : nlohmann::json();
   j["sim_busbw_GBps"] = c.sim ? (*c.sim)["busbw_GBps"] : nlohmann::json();
   j["wrong"] = c.sim ? (*c.sim)["wrong"] : nlohmann::json();
@@ -610,19 +633,48 @@ void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_
   if (!f) fmt::print(stderr, "fabricsim: warning: cannot write {}\n", path);
 }
 
-}  // namespace
-
-int compare_command(const CompareOptions& opts) {
+// The log read and planned; ConfigError naming what does not fit.
+Plan plan_of(const CompareOptions& opts) {
   std::ifstream f(opts.log_path);
-  if (!f) {
-    fmt::print(stderr, "fabricsim: error: cannot read nccl-tests output '{}'\n", opts.log_path);
-    return 2;
-  }
+  if (!f) throw ConfigError(fmt::format("cannot read nccl-tests output '{}'", opts.log_path));
   std::stringstream text;
   text << f.rdbuf();
+  return prepare(opts, text.str());
+}
+
+}  // namespace
+
+CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrupts) {
+  CompareResult out;
   Plan p;
   try {
-    p = prepare(opts, text.str());
+    p = plan_of(opts);
+  } catch (const ConfigError& e) {
+    out.status = 2;
+    out.error = e.what();
+    return out;
+  }
+  out.status = execute(p, interrupts);
+  out.rows = p.rows.size();
+  for (const Row& r : p.rows) {
+    const Cell c = cell_of(p, r);
+    if (!c.sim || r.status != Status::kSimulated) continue;
+    const Run& run = p.runs[static_cast<std::size_t>(r.run)];
+    out.sizes.push_back({r.m->size, endpoint_count(run.cfg), r.m->time_us, (*c.sim)["time_us"].get<double>(),
+                         c.time_err, c.busbw_resolved, c.busbw_err, sim_algorithm(run),
+                         sim_protocol(p, run, c.sim)});
+  }
+  ErrorSum time_err, bw_err;
+  sum_errors(p, time_err, bw_err);
+  write_json(opts, p, time_err, bw_err);
+  if (Interrupts::requested()) out.status = Interrupts::exit_status();
+  return out;
+}
+
+int compare_command(const CompareOptions& opts) {
+  Plan p;
+  try {
+    p = plan_of(opts);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());
     return 2;
@@ -638,7 +690,8 @@ int compare_command(const CompareOptions& opts) {
   const Interrupts interrupts;
   const int worst = execute(p, interrupts);
   ErrorSum time_err, bw_err;
-  print_table(opts, p, time_err, bw_err);
+  sum_errors(p, time_err, bw_err);
+  print_table(opts, p);
   print_footer(opts, p, time_err, bw_err);
   write_json(opts, p, time_err, bw_err);
   for (const Run& run : p.runs)

@@ -29,4 +29,30 @@ struct CompareOptions {
 // 128 + the signal when SIGINT or SIGTERM stopped it (cli/interrupt.hpp).
 int compare_command(const CompareOptions& opts);
 
+class Interrupts;
+
+// One simulated size of a log, measured against simulated.
+struct ComparedSize {
+  std::uint64_t size = 0;
+  int n = 0;  // GPUs simulated
+  double measured_time_us = 0, sim_time_us = 0;
+  double time_error = 0;         // (simulated - measured) / measured
+  bool busbw_resolved = false;   // measured busbw has enough digits to compare
+  double busbw_error = 0;        // when resolved
+  std::string algorithm, protocol;  // what the simulation ran at this size
+};
+
+// A log compared without printing the table (fabricsim calibrate).
+struct CompareResult {
+  int status = 0;     // as compare_command's exit status
+  std::string error;  // status 2: what was refused (status 1: on stderr)
+  std::size_t rows = 0;              // sizes in the log
+  std::vector<ComparedSize> sizes;   // those simulated, in the log's order
+};
+
+// compare_command's work without its output, except compare.json (in
+// OUT or --json) and a failed simulation's message on stderr. `interrupts`
+// is the caller's (one per process).
+CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrupts);
+
 }  // namespace fabricsim

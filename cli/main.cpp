@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/calibrate_command.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/run_command.hpp"
 #include "models/core/config.hpp"
@@ -86,6 +87,34 @@ CLI::App* add_compare(CLI::App& app, CompareOptions& cmp) {
   return cmd;
 }
 
+CLI::App* add_calibrate(CLI::App& app, CalibrateOptions& cal) {
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "fit numeric parameters to measured nccl-tests logs and report the error on held-out logs");
+  cmd->add_option("logs", cal.logs, "nccl-tests outputs to fit on")->required();
+  cmd->add_option("--config", cal.config_path, "YAML configuration of the fabric")->required();
+  cmd->add_option("--fit", cal.fit,
+                  "a parameter to fit and the range to search: KEY=LO:HI[:STEP] (STEP: the resolution; "
+                  "default (HI-LO)/1000, whole for integers); several separated by ',' or repeated")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--hold-out", cal.hold_out,
+                  "nccl-tests outputs not fitted on, on which the fit's error is reported (at least one)")
+      ->required();
+  cmd->add_option("--set", cal.overrides, "override a parameter: key=value (repeatable)")->take_all();
+  cmd->add_option("--op", cal.op, "the collective, when a log does not name its test");
+  cmd->add_option("--max-bytes", cal.max_bytes, "simulate sizes up to N bytes only, as compare does");
+  cmd->add_option("--grid", cal.grid, "grid points per parameter before the golden-section search (default 9)");
+  cmd->add_option("--out", cal.out_dir,
+                  "where calibrate.json and each log's compare output go (default out/calibrate)");
+  cmd->footer(
+      "The objective is the mean |time error| over every size simulated in the fitted logs, each "
+      "compared as fabricsim compare does. Ctrl-C stops after the simulation under way; what was "
+      "evaluated is in OUT/calibrate.json.\nExit status: 0 fitted, 1 a simulation failed a check, 2 "
+      "bad input, 130/143 interrupted.");
+  return cmd;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -96,6 +125,8 @@ int sc_main(int argc, char* argv[]) {
   add_run(app, run, seed);
   CompareOptions cmp;
   auto* cmp_cmd = add_compare(app, cmp);
+  CalibrateOptions cal;
+  auto* cal_cmd = add_calibrate(app, cal);
   bool markdown = false;
   auto* params_cmd = app.add_subcommand("params", "list every configuration parameter");
   params_cmd->add_flag("--markdown", markdown, "print docs/config.md");
@@ -114,6 +145,7 @@ int sc_main(int argc, char* argv[]) {
   // A collective sweep ends with sc_stop(); its "stopped by user" note is noise.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   if (*cmp_cmd) return compare_command(cmp);
+  if (*cal_cmd) return calibrate_command(cal);
   if (seed >= 0) run.overrides.push_back("sim.seed=" + std::to_string(seed));
   return run_command(run);
 }
