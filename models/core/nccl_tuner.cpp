@@ -1,6 +1,7 @@
 #include "models/core/nccl_tuner.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fabricsim {
 
@@ -9,6 +10,10 @@ namespace {
 constexpr double kLlMaxGbps = 141.0;
 constexpr double kLl128PerChannelGbps = 36.7;
 constexpr double kLl128Share = 0.92;
+// NVLS (tuning.cc, search.cc).
+constexpr double kNvlsLatencyUs = 25.0;
+constexpr double kNvlsEfficiency = 0.85;
+constexpr double kSm90Speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 struct Latency {
   double base, per_step;  // us
 };
@@ -47,6 +52,31 @@ Protocol NcclTuner::ring_protocol(std::uint64_t bytes, int n) const {
     }
   }
   return best;
+}
+
+double NcclTuner::nvls_graph_gbps(int n) const {
+  const double total = n > 1 ? nvlink_gbps * n / (n - 1) : nvlink_gbps;
+  for (const double s : kSm90Speeds)
+    if (s <= nvlink_gbps && s * n <= total) return s;
+  return kSm90Speeds[std::size(kSm90Speeds) - 1];
+}
+
+double NcclTuner::nvls_time_us(std::uint64_t bytes, int n) const {
+  if (n < 2) return 0;
+  const double bus = n * nvls_graph_gbps(n) * kNvlsEfficiency * (n - 1) / n * 2;
+  const double alg = bus * n / (2.0 * (n - 1));
+  return kNvlsLatencyUs + static_cast<double>(bytes) / (1000.0 * alg);
+}
+
+NcclTuner::Choice NcclTuner::all_reduce(std::uint64_t bytes, int n, bool nvls) const {
+  Choice c;
+  c.protocol = ring_protocol(bytes, n);
+  c.time_us = ring_time_us(c.protocol, bytes, n);
+  if (nvls && n >= 2) {
+    const double t = nvls_time_us(bytes, n);
+    if (t < c.time_us) c = {CollectiveAlgo::kNvls, Protocol::kSimple, t};
+  }
+  return c;
 }
 
 }  // namespace fabricsim

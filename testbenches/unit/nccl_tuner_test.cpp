@@ -26,5 +26,42 @@ TEST(NcclTuner, RingTimesAndChoiceOnEightH100) {
   EXPECT_EQ(t.ring_protocol(std::uint64_t{8} << 30, 8), Protocol::kSimple);
 }
 
+// NVLS on one node (tuning.cc, search.cc, topo.h): the graph's speed is 60
+// GB/s per head up to 7 GPUs and 50 on 8 (60 x 8 > 370.8 x 8/7), so on 8 x
+// H100 its algorithm bandwidth is 8 x 50 x 0.85 x 7/8 x 2 x 8/14 = 340 GB/s
+// after 25 us.
+TEST(NcclTuner, NvlsTimeOnH100) {
+  const NcclTuner t{360, 24};
+  EXPECT_EQ(t.nvls_graph_gbps(2), 60);
+  EXPECT_EQ(t.nvls_graph_gbps(7), 60);
+  EXPECT_EQ(t.nvls_graph_gbps(8), 50);
+  EXPECT_NEAR(t.nvls_time_us(0, 8), 25.0, 1e-12);
+  EXPECT_NEAR(t.nvls_time_us(340000000, 8) - 25.0, 1000.0, 1e-6);
+  // n = 2: 2 x 60 x 0.85 x 1/2 x 2 = 102 GB/s of bus and of algorithm bandwidth.
+  EXPECT_NEAR(t.nvls_time_us(102000000, 2) - 25.0, 1000.0, 1e-6);
+}
+
+// NCCL's algorithm choice for an all-reduce, against what the measured 2, 4
+// and 6 x H100 logs attribute to it at large sizes (traces/nccl-tests: Ring
+// at 2 and 4 GPUs, NVLS at 6) and NCCL.md's 8-GPU reading (NVLS above
+// about 1 MB).
+TEST(NcclTuner, AllReduceAlgorithmChoice) {
+  const NcclTuner t{360, 24};
+  const std::uint64_t big = std::uint64_t{256} << 20;
+  EXPECT_EQ(t.all_reduce(big, 2, true).algorithm, CollectiveAlgo::kRing);
+  EXPECT_EQ(t.all_reduce(big, 4, true).algorithm, CollectiveAlgo::kRing);
+  EXPECT_EQ(t.all_reduce(big, 6, true).algorithm, CollectiveAlgo::kNvls);
+  EXPECT_EQ(t.all_reduce(big, 6, true).protocol, Protocol::kSimple);
+  EXPECT_EQ(t.all_reduce(big, 8, true).algorithm, CollectiveAlgo::kNvls);
+  EXPECT_EQ(t.all_reduce(500000, 8, true).algorithm, CollectiveAlgo::kRing);
+  EXPECT_EQ(t.all_reduce(500000, 8, true).protocol, Protocol::kLl);
+  EXPECT_EQ(t.all_reduce(2000000, 8, true).algorithm, CollectiveAlgo::kNvls);
+  // Without NVLink SHARP, the ring's own choice.
+  const NcclTuner::Choice r = t.all_reduce(big, 8, false);
+  EXPECT_EQ(r.algorithm, CollectiveAlgo::kRing);
+  EXPECT_EQ(r.protocol, t.ring_protocol(big, 8));
+  EXPECT_DOUBLE_EQ(r.time_us, t.ring_time_us(r.protocol, big, 8));
+}
+
 }  // namespace
 }  // namespace fabricsim
