@@ -53,6 +53,7 @@ struct ModelKeys {
   std::vector<std::string> algorithms;  // collective.algorithm's choices
   bool has_protocol = false;
   std::vector<std::string> protocols;  // collective.protocol's (empty: any)
+  bool has_cuda_graph = false;         // gpu.cuda_graph: launches from a CUDA graph
 };
 
 ModelKeys model_keys() {
@@ -60,6 +61,7 @@ ModelKeys model_keys() {
   const Schema<Config> schema = config_schema();
   for (const auto& e : schema.entries()) {
     if (e.info.key == "collective.algorithm") m.algorithms = e.info.choices;
+    if (e.info.key == "gpu.cuda_graph") m.has_cuda_graph = true;
     if (e.info.key == "collective.protocol") {
       m.has_protocol = true;
       m.protocols = e.info.choices;
@@ -132,10 +134,14 @@ std::vector<std::string> common_sets(const Plan& p) {
       throw ConfigError(fmt::format("{}:{}: {} {} after {} {}: one data type and reduction per log",
                                     p.log.origin, x.line, x.type, x.redop, r0.type, r0.redop));
   // The run lasts as long as the sweep (a cap, as in dgx-h100-allreduce.yaml).
-  return {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
-          "collective.op=" + to_string(p.op),
-          "collective.dtype=" + to_string(nccl_type(r0.type, p.log.origin, r0.line)),
-          "collective.redop=" + to_string(nccl_redop(r0.redop, p.log.origin, r0.line))};
+  std::vector<std::string> sets = {"workload.kind=collective", "sim.warmup_ns=0", "sim.duration_ns=1e9",
+                                   "collective.op=" + to_string(p.op),
+                                   "collective.dtype=" + to_string(nccl_type(r0.type, p.log.origin, r0.line)),
+                                   "collective.redop=" + to_string(nccl_redop(r0.redop, p.log.origin, r0.line))};
+  // How nccl-tests launched its calls ('graph: 1': from a CUDA graph).
+  if (p.model.has_cuda_graph && p.log.graph >= 0 && !p.user_keys.count("gpu.cuda_graph"))
+    sets.push_back(std::string("gpu.cuda_graph=") + (p.log.graph > 0 ? "true" : "false"));
+  return sets;
 }
 
 // One key the log decides (unless --set gives it): the name the log
@@ -562,6 +568,10 @@ void print_footer(const CompareOptions& opts, const Plan& p, const ErrorSum& tim
                opts.max_bytes);
   for (const auto& [what, n] : p.protocol_fallbacks)
     fmt::print("# Protocol: {} ({} sizes)\n", what, n);
+  if (p.model.has_cuda_graph && p.log.graph >= 0)
+    fmt::print("# Launch: the log's calls were launched {} (its banner's 'graph: {}'): gpu.cuda_graph={}\n",
+               p.log.graph > 0 ? "from a CUDA graph" : "one by one", p.log.graph,
+               p.base.gpu.cuda_graph ? "true" : "false");
   if (!p.model.has_protocol)
     fmt::print("# Protocol: not modelled yet (the configuration has no collective.protocol); the "
                "'measured' column says which NCCL used ('?': the log does not say)\n");
@@ -605,7 +615,8 @@ void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_
                       {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
                       {"protocol_modelled", p.model.has_protocol},
                       {"protocol_fallbacks", p.protocol_fallbacks},
-                      {"busbw_resolved_GBps", kBusbwResolvedGBps}};
+                      {"busbw_resolved_GBps", kBusbwResolvedGBps},
+                      {"graph", p.log.graph >= 0 ? nlohmann::json(p.log.graph) : nlohmann::json()}};
   for (std::size_t k = 0; k < p.log.sections.size(); ++k) {
     const NcclSection& s = p.log.sections[k];
     j["sections"].push_back({{"section", k + 1}, {"title", s.title}, {"line", s.line},

@@ -132,7 +132,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       shapes_[shape_index(p)] = NcclRingShape::from(cfg, p);
     tuner_.graph_gbps = cfg.gpu.tuner_graph_gbps;
     tuner_.channels = static_cast<int>(cfg.collective.channels);
-    launch_ = ns_to_ps(cfg.gpu.launch_ns);
+    launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {

@@ -243,7 +243,7 @@ class CollectiveSweep {
   static int shape_index(Protocol p) { return p == Protocol::kLl ? 1 : p == Protocol::kLl128 ? 2 : 0; }
   NcclRingShape nccl_shape_;              // the current call's
   NcclRingPlan nccl_plan_;
-  Ps launch_ = 0;  // gpu.launch_ns
+  Ps launch_ = 0;  // gpu.launch_ns (gpu.graph_launch_ns with gpu.cuda_graph)
   HierPlan hier_;
   bool sharp_ = false;  // phase 2 folds in the leaves' engines, in domain order
   struct Golden {

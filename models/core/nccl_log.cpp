@@ -184,6 +184,8 @@ class Parser {
         rank_lines_ = 0;  // a new banner: its own Rank lines follow
       }
       if (h[i] == "nThread") threads_ = std::max(1, std::atoi(h[i + 1].c_str()));
+      if (h[i] == "graph:" && !h[i + 1].empty() && std::isdigit(static_cast<unsigned char>(h[i + 1][0])))
+        log_.graph = std::atoi(h[i + 1].c_str());
       if (h[i] == "starting:") log_.test = h[i + 1];  // nccl-tests' own banner wins
     }
     if (h.size() >= 2 && h[0] == "Rank") ++rank_lines_;

@@ -70,6 +70,7 @@ struct NcclLog {
   std::string test;  // "all_reduce_perf" if the log says, else ""
   int ranks = 0;     // the GPU count when every section has the same; else 0
   std::string forced_algorithm, forced_protocol;  // '# ALGO/ENV: NCCL_ALGO=...'
+  int graph = -1;    // nccl-tests' banner 'graph: N' (1: calls from a CUDA graph, -G 1); -1: not said
   std::map<std::uint64_t, NcclChoice> tuner;      // size -> NCCL's choice
   std::vector<NcclSection> sections;
   std::vector<NcclRow> rows;  // every row, in file order

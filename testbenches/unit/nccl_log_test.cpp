@@ -108,6 +108,10 @@ TEST(NcclLog, ReadsTheAlgorithmAndProtocolEachFileRan) {
     EXPECT_EQ(r.algorithm, "");
     EXPECT_EQ(r.protocol, "");
   }
+  // How the calls were launched: nccl-tests' banner 'graph: 0' / 'graph: 1' (-G 1).
+  EXPECT_EQ(small.graph, 0);
+  EXPECT_EQ(parse_nccl_log(read(dir + "h100x4-auto-allreduce-small-R0-G1-waynehacking.txt"), "g").graph, 1);
+  EXPECT_EQ(ring.graph, 0);
 }
 
 // The scaling run: one '### GPUS=2' marker, then the sizes start again twice
