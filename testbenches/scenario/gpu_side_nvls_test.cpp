@@ -77,7 +77,7 @@ TEST(GpuSideNvls, RequestsResponsesStoresAcksAndFlagsOnTheWire) {
     cs.push_back(nvls(4, {"collective.min_bytes=4194304", "collective.max_bytes=4194304",
                           "collective.data=false", std::string("gpu.write_acks=") + acks}));
   const auto s = run_fabrics(cs);
-  const std::uint64_t n = 4, lines = (4u << 20) / 128, steps = 16 * 2;
+  const std::uint64_t n = 4, lines = (4u << 20) / 128, steps = std::uint64_t{16} * 2;
   const std::uint64_t flags = 3 * n * steps * 2;
   const std::uint64_t base = lines * 1 + n * lines * 9 + lines * 9 + flags;
   EXPECT_EQ(gpu_tx_flits(s[1]), base);
