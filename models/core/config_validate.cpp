@@ -208,8 +208,9 @@ void check_training_workload(const Config& c, std::int64_t n) {
          to_string(k.dtype) + " elements (" + std::to_string(es) + " B)");
 }
 
-// The GPU side's protocols implement the ring all-reduce of one domain
-// (docs/models/gpu.md); everything else runs with collective.protocol=ideal.
+// The GPU side's protocols implement the ring all-reduce of one domain, and
+// NVLS's with Simple (docs/models/gpu.md); everything else runs with
+// collective.protocol=ideal.
 void check_protocol(const Config& c) {
   const auto& k = c.collective;
   if (k.protocol == Protocol::kIdeal) return;
