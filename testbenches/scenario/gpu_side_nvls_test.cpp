@@ -58,8 +58,16 @@ TEST(GpuSideNvls, IsExactAndEndsCleanOnEachSize) {
   cs.push_back(nvls(4, {"collective.min_bytes=2097152", "collective.max_bytes=2097152",
                         "collective.protocol=simple", "gpu.slots=6", "gpu.buffer_bytes=98304", "gpu.nvls_channels=3",
                         "collective.iterations=2"}));
+  // bf16 max (16-byte packs) and int32 sums (4-byte loads, 2 KiB hunks);
+  // a GPU whose kernel starts 3 us late (the others' flags and reads wait).
+  cs.push_back(nvls(4, {"collective.min_bytes=1048576", "collective.max_bytes=1048576",
+                        "collective.dtype=bf16", "collective.redop=max"}));
+  cs.push_back(nvls(6, {"collective.min_bytes=1048576", "collective.max_bytes=1048576",
+                        "collective.dtype=int32"}));
+  cs.push_back(nvls(4, {"collective.min_bytes=1048576", "collective.max_bytes=1048576",
+                        "straggler.gpu=2", "straggler.delay_ns=3000"}));
   const auto s = run_fabrics(cs);
-  const int gpus[] = {2, 3, 5, 8, 4};
+  const int gpus[] = {2, 3, 5, 8, 4, 4, 6, 4};
   for (std::size_t k = 0; k < s.size(); ++k) expect_exact(s[k], gpus[k]);
 }
 
