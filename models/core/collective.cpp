@@ -132,6 +132,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       shapes_[shape_index(p)] = NcclRingShape::from(cfg, p);
     tuner_.graph_gbps = cfg.gpu.tuner_graph_gbps;
     tuner_.channels = static_cast<int>(cfg.collective.channels);
+    nvls_shape_ = NcclNvlsShape::from(cfg);
     launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
@@ -183,7 +184,11 @@ void CollectiveSweep::begin(Ps t) {
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
-  if (nccl_) {
+  if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
+    c.protocol = Protocol::kSimple;  // NCCL runs NVLS with Simple only (auto too)
+    nvls_plan_ = NcclNvlsPlan(plan_.elements, es, plan_.n, nvls_shape_);
+    c.channels = nvls_plan_.channels();
+  } else if (nccl_) {
     c.protocol = protocol_ == Protocol::kAuto ? tuner_.ring_protocol(c.bytes, plan_.n) : protocol_;
     nccl_shape_ = shapes_[shape_index(c.protocol)];
     nccl_plan_ = NcclRingPlan(plan_.elements, es, plan_.n, nccl_shape_);
@@ -260,7 +265,8 @@ CollectiveSweep::GoldenMap::iterator CollectiveSweep::golden(std::uint64_t first
   const std::size_t bytes = static_cast<std::size_t>(count) * es;
   const std::uint64_t call = current_;
   const CollectiveOp op = current().op;
-  const int c = nccl_ ? nccl_plan_.chunk_of(first) : plan_.chunk_of(first);
+  const bool nccl_ring = nccl_ && current().algorithm == CollectiveAlgo::kRing;
+  const int c = nccl_ring ? nccl_plan_.chunk_of(first) : plan_.chunk_of(first);
   Golden g{std::vector<std::uint8_t>(bytes), uses, {}};
   const int root = static_cast<int>(cfg_.root);
   if (op == CollectiveOp::kAllGather) {

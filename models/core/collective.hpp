@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/core/config.hpp"
+#include "models/core/nccl_nvls.hpp"
 #include "models/core/nccl_ring.hpp"
 #include "models/core/nccl_tuner.hpp"
 #include "models/core/reduction_alu.hpp"
@@ -162,6 +163,10 @@ class CollectiveSweep {
   const NcclRingPlan* nccl_plan() const { return nccl_ ? &nccl_plan_ : nullptr; }
   // The protocol's sizes the current call's plan was cut with.
   const NcclRingShape& nccl_shape() const { return nccl_shape_; }
+  // collective.protocol other than ideal with collective.algorithm=nvls: the
+  // current call's NVLS channels, loops and pieces, and their sizes.
+  const NcclNvlsPlan& nvls_plan() const { return nvls_plan_; }
+  const NcclNvlsShape& nvls_shape() const { return nvls_shape_; }
   const CollectiveCall& current() const { return calls_[current_]; }
   // The GPU groups of a call: partition 0 is every GPU in one group.
   const Partition& partition(int k) const { return partitions_[static_cast<size_t>(k)]; }
@@ -243,6 +248,8 @@ class CollectiveSweep {
   static int shape_index(Protocol p) { return p == Protocol::kLl ? 1 : p == Protocol::kLl128 ? 2 : 0; }
   NcclRingShape nccl_shape_;              // the current call's
   NcclRingPlan nccl_plan_;
+  NcclNvlsShape nvls_shape_;  // collective.algorithm=nvls
+  NcclNvlsPlan nvls_plan_;
   Ps launch_ = 0;  // gpu.launch_ns (gpu.graph_launch_ns with gpu.cuda_graph)
   HierPlan hier_;
   bool sharp_ = false;  // phase 2 folds in the leaves' engines, in domain order

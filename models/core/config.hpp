@@ -163,6 +163,11 @@ struct GpuConfig {
   bool cuda_graph = false;              // calls launched from a CUDA graph (nccl-tests -G 1)
   double graph_launch_ns = 0;           // launch_ns's counterpart for graph launches
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
+  // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).
+  std::int64_t nvls_channels = 16;           // NVLS_NCHANNELS_SM90: CTAs
+  std::int64_t nvls_chunk_bytes = 128 << 10;  // NCCL_NVLS_CHUNKSIZE: a step's chunk
+  std::int64_t nvls_unroll = 8;               // ncclCollUnroll on sm90: 16 B loads per thread
+  std::int64_t nvls_reduce_warps = 0;         // 0: NCCL's rule (7 up to 6 GPUs, else 5)
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).

@@ -29,7 +29,10 @@ void add_gpu_keys(Schema<Config>& s) {
       "follows the slice's write responses), ll (8-byte lines of 4 B data and a 4 B flag: half "
       "of every write is flags, each line passed on as it arrives), ll128 (128-byte lines of "
       "120 B data and a flag word), or auto (per size, the one NCCL's tuning model predicts "
-      "fastest: models/core/nccl_tuner.hpp, gpu.tuner_graph_gbps)");
+      "fastest: models/core/nccl_tuner.hpp, gpu.tuner_graph_gbps). With collective.algorithm=nvls "
+      "all_reduce: simple (or auto, which is simple: NCCL runs NVLS with Simple only) is NCCL's "
+      "NVLS kernel, gpu.nvls_channels CTAs each reading its heads' pieces with bounded "
+      "multimem.ld_reduce (docs/models/gpu.md, 'NVLS'); ll and ll128 are refused");
   s.add_int("collective.channels", &C::collective, &CollectiveConfig::channels, "channels", 1, 64,
             "NCCL channels (CTAs, each its own ring) for collective.protocol=simple; fewer are "
             "used below gpu.threads x 64 B per channel, as NCCL does. 24 is NCCL's ring count on "
@@ -62,7 +65,8 @@ void add_gpu_keys(Schema<Config>& s) {
             "src/graph/tuning.cc); NCCL drops channels while the message is below channels x "
             "threads x 8 B");
   s.add_bool("gpu.write_acks", &C::gpu, &GpuConfig::write_acks,
-             "collective.protocol other than ideal: every data write is answered by a one-flit response "
+             "collective.protocol other than ideal: every data write (with nvls: every copy of a "
+             "multimem.st, ASSUMPTION) is answered by a one-flit response "
              "to its writer on the response VC (non-posted writes; NVIDIA's patent 'Techniques "
              "for reducing the overhead of providing responses in a computing network', 2021, "
              "describes them and their load). The flag after a slice waits for its responses "
@@ -71,6 +75,32 @@ void add_gpu_keys(Schema<Config>& s) {
              "collective.protocol=auto: the ring graph's bandwidth NCCL's tuner starts from "
              "(channels found by its topology search x their bandwidth): 12 x 30 GB/s = 360 on "
              "8 x H100 (NVIDIA/nccl issue 1367)");
+  s.add_int("gpu.nvls_channels", &C::gpu, &GpuConfig::nvls_channels, "channels", 1, 64,
+            "collective.algorithm=nvls with collective.protocol=simple: NVLS channels (CTAs), "
+            "each with a contiguous share of the elements cut into loops of one chunk per GPU "
+            "(head). 16 on sm90: NVLS_NCHANNELS_SM90 (NVIDIA/nccl v2.29.7 src/transport/nvls.cc "
+            "line 149); NVLS always uses all of them (src/enqueue.cc)");
+  s.add_int("gpu.nvls_chunk_bytes", &C::gpu, &GpuConfig::nvls_chunk_bytes, "B", 16384,
+            std::int64_t{1} << 30,
+            "collective.algorithm=nvls with collective.protocol=simple: a step's chunk, what one "
+            "head reduces per loop (NCCL_NVLS_CHUNKSIZE, 128 KiB: NVIDIA/nccl v2.29.7 "
+            "src/transport/nvls.cc line 154); shrunk to 64, 32, 16 KiB while a channel's bytes "
+            "are below 64, 8, 2 x heads x chunk (src/enqueue.cc lines 2160-2165, called per "
+            "channel); a multiple of 16 KiB");
+  s.add_int("gpu.nvls_unroll", &C::gpu, &GpuConfig::nvls_unroll, "loads", 1, 64,
+            "collective.algorithm=nvls with collective.protocol=simple: multimem.ld_reduce loads "
+            "each reduce thread issues before it stores (ncclCollUnroll = 8 on sm90: NVIDIA/nccl "
+            "v2.29.7 src/include/device.h line 524; the reduce warps' ProtoSimple<1, 1, "
+            "COLL_UNROLL, 1, 1>, src/device/all_reduce.h line 442, and reduceCopyPacks, "
+            "src/device/common_kernel.h). A warp's hunk is unroll x 32 threads x 16 B (fp32, "
+            "fp16, bf16 sums; 4 B elements: 2 x unroll x 4 B) = 4 KiB, read in full before it is "
+            "stored");
+  s.add_int("gpu.nvls_reduce_warps", &C::gpu, &GpuConfig::nvls_reduce_warps, "warps", 0, 20,
+            "collective.algorithm=nvls with collective.protocol=simple: warps of a channel that "
+            "reduce (non-registered buffers); 0 = NCCL's rule, 7 up to 6 GPUs, else 5 "
+            "(NVIDIA/nccl v2.29.7 src/device/all_reduce.h line 396). One of them posts the step "
+            "counters and moves no data (src/device/prims_simple.h line 597), so warps - 1 "
+            "hunks are in flight per channel");
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
              "collective.protocol other than ideal: time from a call's start to its kernels' start "
              "(host launch and kernel start; nccl-tests times back-to-back calls from the host). "

@@ -208,8 +208,9 @@ void check_training_workload(const Config& c, std::int64_t n) {
          to_string(k.dtype) + " elements (" + std::to_string(es) + " B)");
 }
 
-// The GPU side's protocols implement the ring all-reduce of one domain
-// (docs/models/gpu.md); everything else runs with collective.protocol=ideal.
+// The GPU side's protocols implement the ring all-reduce of one domain, and
+// NVLS's with Simple (docs/models/gpu.md); everything else runs with
+// collective.protocol=ideal.
 void check_protocol(const Config& c) {
   const auto& k = c.collective;
   if (k.protocol == Protocol::kIdeal) return;
@@ -217,9 +218,26 @@ void check_protocol(const Config& c) {
   if (!k.workload.empty())
     fail(p + " runs the size sweep only, not a training workload (collective.workload=" +
          k.workload + "); use collective.protocol=ideal");
-  if (k.algorithm != CollectiveAlgo::kRing || k.op != CollectiveOp::kAllReduce)
-    fail(p + " implements collective.algorithm=ring with collective.op=all_reduce, not " +
+  const bool nvls = k.algorithm == CollectiveAlgo::kNvls;
+  if ((k.algorithm != CollectiveAlgo::kRing && !nvls) || k.op != CollectiveOp::kAllReduce)
+    fail(p + " implements collective.algorithm=ring or nvls with collective.op=all_reduce, not " +
          to_string(k.algorithm) + " " + to_string(k.op) + "; use collective.protocol=ideal");
+  if (nvls && (k.protocol == Protocol::kLl || k.protocol == Protocol::kLl128))
+    fail(p + ": NCCL runs collective.algorithm=nvls with the Simple protocol only "
+         "(NVIDIA/nccl src/graph/tuning.cc); use collective.protocol=simple (or auto, which is "
+         "simple for nvls) or ideal");
+  if (nvls && k.redop != RedOp::kSum && (k.dtype == DType::kFp32))
+    fail(p + ": multimem.ld_reduce has no " + to_string(k.redop) + " for " + to_string(k.dtype) +
+         ", so NCCL does not run NVLS for it (sum only for fp32: NVIDIA/nccl "
+         "src/device/reduce_kernel.h LoadMultimem_BigPackSize); use collective.protocol=ideal");
+  if (nvls && c.gpu.nvls_chunk_bytes % 16384 != 0)
+    fail(p + ": gpu.nvls_chunk_bytes=" + std::to_string(c.gpu.nvls_chunk_bytes) +
+         " must be a multiple of 16384 (NCCL shrinks it by halves down to 16 KiB and aligns "
+         "the last loop's chunk to 16 KiB)");
+  if (nvls && k.payload_bytes > 4096)
+    fail(p + ": collective.payload_bytes=" + std::to_string(k.payload_bytes) +
+         " is what one multimem.ld_reduce request covers; with nvls it must be at most a "
+         "warp's 16-byte loads of one unroll step (4096 B)");
   if (c.topology.kind == TopologyKind::kScaleOut)
     fail(p + " runs inside one scale-up domain, not topology.kind=scaleout; use "
          "collective.protocol=ideal");

@@ -209,5 +209,8 @@ std::unique_ptr<CollectiveAlgorithm> make_hierarchical_algorithm(Gpu& gpu, const
 // The ring as NCCL's protocols run it (collective.protocol other than
 // ideal), made by make_ring_algorithm.
 std::unique_ptr<CollectiveAlgorithm> make_ring_nccl_algorithm(Gpu& gpu, const Config& cfg);
+// NVLS as NCCL's kernel runs it (collective.protocol=simple or auto), made by
+// make_nvls_algorithm.
+std::unique_ptr<CollectiveAlgorithm> make_nvls_nccl_algorithm(Gpu& gpu, const Config& cfg);
 
 }  // namespace fabricsim

@@ -110,7 +110,7 @@ TEST(GpuSide, ChannelsPerSizeAndLaunch) {
 
 TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
   for (const auto& [set, words] : std::vector<std::pair<std::string, std::string>>{
-           {"collective.algorithm=nvls", "collective.algorithm=ring"},
+           {"collective.algorithm=push", "collective.algorithm=ring"},
            {"collective.op=reduce_scatter", "collective.op=all_reduce"},
            {"gpu.buffer_bytes=100000", "gpu.buffer_bytes=100000"}}) {
     try {

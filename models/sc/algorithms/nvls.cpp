@@ -106,8 +106,9 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config& /*cfg*/,
+std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config& cfg,
                                                          const CollectiveSweep& /*sweep*/) {
+  if (cfg.collective.protocol != Protocol::kIdeal) return make_nvls_nccl_algorithm(gpu, cfg);
   return std::make_unique<NvlsAlgorithm>(gpu);
 }
 

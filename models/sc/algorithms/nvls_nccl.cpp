@@ -1,0 +1,362 @@
+// NCCL's NVLS all-reduce as the GPUs run it (collective.algorithm=nvls with
+// collective.protocol=simple; docs/models/gpu.md, "NVLS"): the GPU side of
+// NVLink SHARP on one node with non-registered buffers, from NVIDIA/nccl
+// v2.29.7 (src/device/all_reduce.h, prims_simple.h, common_kernel.h,
+// src/transport/nvls.cc; ../shared/notes/NCCL.md section 4).
+//
+// The sweep's NcclNvlsPlan cuts the call into gpu.nvls_channels channels
+// (CTAs), each a sequence of steps (loops) of one chunk per GPU; this GPU is
+// head `rank` and reduces piece `rank` of every step. Per channel, three
+// stages, each NCCL's group of warps:
+//   - scatter: copies the step's input to local staging (not on the fabric;
+//     assumed instant) and says so with an 8-byte multicast flag ('ready',
+//     NCCL's scatter tail that the heads poll with multimem.ld_reduce.min);
+//     it may run gpu.slots steps ahead of the slowest head's credits;
+//   - reduce (this GPU's head): once every GPU's ready flag of the step is
+//     in, the data warps read the piece with multimem.ld_reduce requests of
+//     collective.payload_bytes, one warp's hunk (unroll x 32 x 16 B) at a
+//     time each: a warp stores its hunk with multimem.st (a multicast write
+//     per response) once all of its hunk is back, then reads its next hunk;
+//     a step ends when all its hunks are stored (the warps' barrier): the
+//     head posts its credit (an 8-byte multicast, NCCL's recv head) at once
+//     and its tail (an 8-byte multicast, NCCL's send tail) once every copy
+//     of the step's stores is answered (gpu.write_acks; the fence), in step
+//     order; it may start a step only gpu.slots steps after its last tail
+//     (the gathers' slots; their credit poll is not modelled);
+//   - gather: a local copy of each arriving result (not on the fabric); with
+//     gpu.write_acks every arriving copy of a store is answered by a one-flit
+//     response to its writer.
+// Timing assumptions: scatter and gather copies are local and not the limit;
+// polling a flag costs nothing once it is in; the kernel starts
+// gpu.launch_ns after the call.
+#include <algorithm>
+#include <vector>
+
+#include "models/core/errors.hpp"
+#include "models/core/nccl_nvls.hpp"
+#include "models/sc/collective_algorithm.hpp"
+
+namespace fabricsim {
+
+namespace {
+
+// Step counters travel as 8-byte multicast stores into a credit area above
+// every data address: 64 B per (kind, channel, writer), as NCCL's credit
+// area has 64 B per (head, channel, direction) (src/transport/nvls.cc).
+constexpr std::uint32_t kFlagBytes = 8;
+constexpr std::uint64_t kCreditBase = std::uint64_t{1} << 56;
+constexpr std::uint64_t kMaxWriters = 4096, kMaxChannels = 64;
+enum FlagKind : std::uint64_t { kReady = 0, kCredit = 1, kTail = 2 };
+
+class NvlsNcclAlgorithm final : public CollectiveAlgorithm {
+ public:
+  NvlsNcclAlgorithm(Gpu& gpu, const Config& cfg)
+      : CollectiveAlgorithm(gpu),
+        acks_(cfg.gpu.write_acks),
+        ack_vc_(cfg.sw.vcs > 1 ? 1 : 0) {}
+
+  bool through_switch() const override { return true; }
+  void begin_call() override;
+  void start_work() override;
+  int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
+  PacketId make_first_step(Port& /*port*/) override { return kNoPacket; }  // (none queued)
+  void receive(const Packet& in) override;
+
+ private:
+  struct Held {
+    std::uint64_t first = 0, count = 0;
+    PayloadId payload = kNoPayload;
+    std::uint16_t group = 0;
+  };
+  struct Warp {
+    std::uint64_t hunk = 0;     // the hunk of the running step it reads
+    std::uint64_t waiting = 0;  // its requests not answered yet
+    bool busy = false;
+    std::vector<Held> held;  // the hunk's results, stored once all are in
+  };
+  struct Channel {
+    std::uint64_t steps = 0;
+    // Scatter.
+    std::uint64_t scattered = 0;
+    std::vector<std::uint64_t> credit;  // [head rank] steps that head has consumed
+    // Reduce (this GPU's head).
+    std::uint64_t step = 0;             // the step reduced now, or next
+    bool running = false;
+    std::vector<std::uint64_t> ready;   // [step % slots] ready flags in
+    NcclNvlsPlan::Range piece;          // the running step's
+    std::uint64_t hunks = 0;
+    std::uint64_t reduced = 0;          // steps whose reduce ended
+    std::uint64_t tails = 0;            // steps whose tail is posted
+    std::vector<std::uint64_t> unacked;  // [step % slots] store copies not answered
+    std::vector<Warp> warps;
+  };
+
+  const NcclNvlsPlan& nvls() const { return sweep().nvls_plan(); }
+  // A 16-bit sequence number widened: the true one is at least `base - window`.
+  std::uint64_t widen(std::uint16_t seq, std::uint64_t base) const {
+    const std::uint64_t lo = base >= window_ ? base - window_ : 0;
+    return lo + static_cast<std::uint16_t>(seq - static_cast<std::uint16_t>(lo));
+  }
+  Channel& channel(int c) { return channels_[static_cast<std::size_t>(c)]; }
+  void flag(FlagKind kind, int c, std::uint64_t seq);
+  void try_scatter(int c);
+  void try_reduce(int c);
+  void issue(int c, Warp& w);
+  void response(const Packet& in);
+  void end_step(int c);
+  void try_tails(int c);
+  void settle();
+
+  bool acks_;
+  int ack_vc_;
+  std::uint64_t window_ = 8;    // gpu.slots
+  std::uint64_t hunk_ = 1;      // elements per warp hunk
+  std::uint64_t request_ = 1;   // elements per ld_reduce request
+  std::uint64_t expect_flags_ = 0;  // of each kind, over the call: n x steps
+  std::uint64_t ready_in_ = 0, credits_in_ = 0, tails_in_ = 0;
+  std::uint64_t unacked_all_ = 0;
+  std::uint64_t output_ = 0;
+  bool closed_ = false;
+  std::vector<int> rank_of_;  // [GPU] its rank in the call
+  std::vector<Channel> channels_;
+};
+
+void NvlsNcclAlgorithm::begin_call() {
+  const NcclNvlsPlan& p = nvls();
+  const NcclNvlsShape& s = sweep().nvls_shape();
+  const int n = call().size;
+  window_ = s.slots;
+  hunk_ = std::max<std::uint64_t>(1, s.hunk_bytes(config().collective.dtype,
+                                                  config().collective.redop) / es());
+  request_ = std::max<std::uint64_t>(1, s.request_bytes / es());
+  const auto warps = static_cast<std::size_t>(s.data_warps(n));
+  rank_of_.assign(static_cast<std::size_t>(gpus()), -1);
+  for (int r = 0; r < n; ++r) rank_of_[static_cast<std::size_t>(member(r))] = r;
+  channels_.assign(static_cast<std::size_t>(p.channels()), Channel{});
+  expect_flags_ = 0;
+  for (int c = 0; c < p.channels(); ++c) {
+    Channel& ch = channel(c);
+    ch.steps = p.steps(c);
+    ch.credit.assign(static_cast<std::size_t>(n), 0);
+    ch.ready.assign(window_, 0);
+    ch.unacked.assign(window_, 0);
+    ch.warps.resize(warps);
+    for (Warp& w : ch.warps) w.held.reserve(static_cast<std::size_t>(hunk_ / request_ + 1));
+    expect_flags_ += ch.steps * static_cast<std::uint64_t>(n);
+  }
+  ready_in_ = credits_in_ = tails_in_ = 0;
+  unacked_all_ = 0;
+  output_ = 0;
+  closed_ = false;
+}
+
+void NvlsNcclAlgorithm::start_work() {
+  if (call().op != CollectiveOp::kAllReduce)
+    throw InvariantError(name() + ": NCCL's NVLS here implements all_reduce only");
+  for (int c = 0; c < static_cast<int>(channels_.size()); ++c) {
+    try_scatter(c);
+    try_reduce(c);
+  }
+  settle();
+}
+
+void NvlsNcclAlgorithm::flag(FlagKind kind, int c, std::uint64_t seq) {
+  const PacketId pk = make_packet(static_cast<std::uint16_t>(seq), 0, 0);
+  Packet& p = pool().get(pk);
+  p.kind = PacketKind::kMcStore;
+  p.dst = -1;
+  p.group = 0;
+  p.bytes = kFlagBytes;
+  p.payload = payloads().alloc();  // (its copies arrive as writes, which carry data)
+  p.addr = kCreditBase +
+           ((kind * kMaxChannels + static_cast<std::uint64_t>(c)) * kMaxWriters +
+            static_cast<std::uint64_t>(id())) * 64;
+  queue_deferred(pk);
+}
+
+// Scatter: a step's input is staged (locally) once every head has freed its
+// slot; the ready flag tells the heads.
+void NvlsNcclAlgorithm::try_scatter(int c) {
+  Channel& ch = channel(c);
+  const std::uint64_t least = *std::min_element(ch.credit.begin(), ch.credit.end());
+  while (ch.scattered < ch.steps && ch.scattered < least + window_) flag(kReady, c, ch.scattered++);
+}
+
+// Reduce: the next step starts when every GPU's ready flag for it is in and
+// the gathers' slot of it is free (its tail `slots` steps back was posted).
+void NvlsNcclAlgorithm::try_reduce(int c) {
+  Channel& ch = channel(c);
+  const auto n = static_cast<std::uint64_t>(call().size);
+  if (ch.running || ch.step >= ch.steps || ch.ready[ch.step % window_] < n ||
+      ch.step >= ch.tails + window_)
+    return;
+  ch.running = true;
+  ch.ready[ch.step % window_] = 0;
+  ch.piece = nvls().piece(c, ch.step, call().rank);
+  ch.hunks = (ch.piece.count + hunk_ - 1) / hunk_;
+  for (std::size_t w = 0; w < ch.warps.size() && w < ch.hunks; ++w) {
+    ch.warps[w].hunk = w;
+    issue(c, ch.warps[w]);
+  }
+  if (ch.hunks == 0) end_step(c);
+}
+
+// A warp reads its hunk: one multimem.ld_reduce request per payload.
+void NvlsNcclAlgorithm::issue(int c, Warp& w) {
+  Channel& ch = channel(c);
+  const std::uint64_t begin = ch.piece.first + w.hunk * hunk_;
+  const std::uint64_t end = std::min(begin + hunk_, ch.piece.first + ch.piece.count);
+  w.busy = true;
+  w.waiting = 0;
+  for (std::uint64_t e = begin; e < end; e += request_) {
+    const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.step), e,
+                                    std::min(request_, end - e));
+    Packet& p = pool().get(pk);
+    p.kind = PacketKind::kLdReduceReq;
+    p.dst = -1;
+    p.group = 0;
+    p.flits = 1;
+    ++w.waiting;
+    queue_deferred(pk);
+  }
+}
+
+// A reduced payload is back: once its warp's hunk is all in, the warp stores
+// it to every GPU (multimem.st) and reads its next hunk.
+void NvlsNcclAlgorithm::response(const Packet& in) {
+  const std::uint64_t first = in.addr / es();
+  const int c = nvls().channel_of(first);
+  Channel& ch = channel(c);
+  if (!ch.running || first < ch.piece.first || first >= ch.piece.first + ch.piece.count)
+    throw InvariantError(name() + ": NVLS result for element " + std::to_string(first) +
+                         " outside channel " + std::to_string(c) + "'s running piece");
+  const std::uint64_t hunk = (first - ch.piece.first) / hunk_;
+  Warp& w = ch.warps[static_cast<std::size_t>(hunk % ch.warps.size())];
+  w.held.push_back(Held{first, in.bytes / es(), in.payload, in.group});
+  if (--w.waiting > 0) return;
+  const auto n = static_cast<std::uint64_t>(call().size);
+  for (const Held& h : w.held) {
+    const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.step), h.first, h.count);
+    Packet& st = pool().get(pk);
+    st.kind = PacketKind::kMcStore;
+    st.dst = -1;
+    st.group = h.group;
+    st.payload = h.payload;
+    if (acks_) {
+      ch.unacked[ch.step % window_] += n;
+      unacked_all_ += n;
+    }
+    queue_deferred(pk);
+  }
+  w.held.clear();
+  w.hunk += ch.warps.size();
+  if (w.hunk < ch.hunks) {
+    issue(c, w);
+    return;
+  }
+  w.busy = false;
+  if (std::none_of(ch.warps.begin(), ch.warps.end(), [](const Warp& x) { return x.busy; }))
+    end_step(c);
+}
+
+// The step's stores are all made: its slot of the scatters' staging is free
+// (credit, at once); its tail follows the stores' responses.
+void NvlsNcclAlgorithm::end_step(int c) {
+  Channel& ch = channel(c);
+  ch.running = false;
+  flag(kCredit, c, ch.step);
+  ++ch.step;
+  ++ch.reduced;
+  try_tails(c);
+  try_reduce(c);
+}
+
+void NvlsNcclAlgorithm::try_tails(int c) {
+  Channel& ch = channel(c);
+  bool any = false;
+  while (ch.tails < ch.reduced && ch.unacked[ch.tails % window_] == 0) {
+    flag(kTail, c, ch.tails++);
+    any = true;
+  }
+  if (any) try_reduce(c);
+}
+
+void NvlsNcclAlgorithm::receive(const Packet& in) {
+  switch (in.kind) {
+    case PacketKind::kLdReduceResp:
+      response(in);
+      break;
+    case PacketKind::kWrite: {  // a copy of a multimem.st
+      if (in.addr >= kCreditBase) {  // a step counter
+        payloads().release(in.payload);
+        const std::uint64_t off = (in.addr - kCreditBase) / 64 / kMaxWriters;
+        const auto kind = static_cast<FlagKind>(off / kMaxChannels);
+        const int c = static_cast<int>(off % kMaxChannels);
+        Channel& ch = channel(c);
+        if (kind == kReady) {
+          ++ch.ready[widen(in.step, ch.step + window_) % window_];
+          ++ready_in_;
+          try_reduce(c);
+        } else if (kind == kCredit) {
+          std::uint64_t& got = ch.credit[static_cast<std::size_t>(rank_of_[static_cast<std::size_t>(in.src)])];
+          got = std::max(got, widen(in.step, got) + 1);
+          ++credits_in_;
+          try_scatter(c);
+        } else {
+          ++tails_in_;  // the gather copies the head's piece out (locally)
+        }
+        break;
+      }
+      // A head's result: the gather copies it to the output.
+      const std::uint64_t first = in.addr / es();
+      const std::uint64_t count = in.bytes / es();
+      sweep().check(first, count, payloads().data(in.payload), call().size, call().group);
+      payloads().release(in.payload);
+      output_ += count;
+      if (acks_) {
+        const PacketId pk = make_packet(in.step, 0, 0);
+        Packet& p = pool().get(pk);
+        p.kind = PacketKind::kWriteAck;
+        p.dst = in.src;
+        p.addr = in.addr;
+        p.bytes = 0;
+        p.vc = static_cast<std::uint8_t>(ack_vc_);
+        queue_deferred(pk);
+      }
+      break;
+    }
+    case PacketKind::kWriteAck: {
+      const int c = nvls().channel_of(in.addr / es());
+      Channel& ch = channel(c);
+      --ch.unacked[widen(in.step, ch.tails + window_) % window_];
+      --unacked_all_;
+      try_tails(c);
+      break;
+    }
+    default:
+      throw InvariantError(name() + ": NCCL's NVLS got a packet of kind " +
+                           std::to_string(static_cast<int>(in.kind)));
+  }
+  settle();
+}
+
+// The call is over for us when every step is reduced and its tail posted,
+// every store answered, every flag of every GPU in and all our output in:
+// nothing of ours is left on the fabric.
+void NvlsNcclAlgorithm::settle() {
+  if (closed_ || unacked_all_ > 0 || ready_in_ < expect_flags_ || credits_in_ < expect_flags_ ||
+      tails_in_ < expect_flags_ || output_ < nvls().elements())
+    return;
+  for (const Channel& ch : channels_)
+    if (ch.tails < ch.steps) return;
+  closed_ = true;
+  output_done(output_);
+}
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithm> make_nvls_nccl_algorithm(Gpu& gpu, const Config& cfg) {
+  return std::make_unique<NvlsNcclAlgorithm>(gpu, cfg);
+}
+
+}  // namespace fabricsim
