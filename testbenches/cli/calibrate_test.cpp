@@ -21,7 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
 
-const std::string kConfig = kSrc + "/configs/dgx-h100-nccl.yaml";
+// The preset with no launch time: the logs below are made to need 10 us.
+std::string config_in(const std::string& dir) {
+  const std::string path = dir + "/config.yaml";
+  std::ofstream(path) << "base: " << kSrc << "/configs/dgx-h100-nccl.yaml\ngpu:\n  launch_ns: 0\n";
+  return path;
+}
 
 // An all_reduce_perf log in nccl-tests' format: n GPUs, float sum, one row
 // per (size, time in us), busbw from the time as nccl-tests computes it.
@@ -57,7 +62,7 @@ std::vector<std::pair<std::uint64_t, double>> model_times(const std::string& dir
   std::vector<std::pair<std::uint64_t, double>> rows;
   for (std::uint64_t s : sizes) rows.emplace_back(s, 1.0);
   write_log(probe, 2, rows);
-  const Result r = sh("compare " + probe + " " + kConfig + " --set gpu.launch_ns=0 --out " + dir + "/probe");
+  const Result r = sh("compare " + probe + " " + config_in(dir) + " --out " + dir + "/probe");
   EXPECT_EQ(r.status, 0) << r.output;
   const nlohmann::json j = load(dir + "/probe/compare.json");
   rows.clear();
@@ -72,7 +77,7 @@ TEST(Calibrate, RecoversAKnownLaunchTimeAndReportsTheHeldOutLogs) {
   // Fitted and held-out logs: the model's times plus a 10 us launch.
   write_log(dir + "/fit.txt", 2, model_times(dir, {8, 64, 512, 4096}, 10.0));
   write_log(dir + "/held.txt", 2, model_times(dir, {16, 128, 1024}, 10.0));
-  const Result r = sh("calibrate " + dir + "/fit.txt --config " + kConfig +
+  const Result r = sh("calibrate " + dir + "/fit.txt --config " + config_in(dir) +
                       " --fit gpu.launch_ns=0:20000:10 --hold-out " + dir + "/held.txt --out " + dir + "/out");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("# fitted: gpu.launch_ns="), std::string::npos) << r.output;
@@ -109,7 +114,7 @@ TEST(Calibrate, RefusesWhatIsNotACalibration) {
   fs::create_directories(dir);
   write_log(dir + "/a.txt", 2, {{8, 20.0}, {64, 20.0}});
   write_log(dir + "/b.txt", 2, {{8, 20.0}, {64, 20.0}});
-  const std::string logs = dir + "/a.txt --config " + kConfig + " --out " + dir + "/out ";
+  const std::string logs = dir + "/a.txt --config " + config_in(dir) + " --out " + dir + "/out ";
   struct Case {
     std::string args, says;
   };
