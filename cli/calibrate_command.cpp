@@ -310,6 +310,7 @@ int run(const CalibrateOptions& opts) {
   Calibration cal(opts, fitted, interrupts);
   cal.print_header();
   std::vector<FitParam> params;
+  params.reserve(fitted.size());
   for (const Fitted& f : fitted) params.push_back(f.param);
   FitOptions fo;
   fo.grid = opts.grid;

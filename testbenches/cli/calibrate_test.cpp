@@ -23,7 +23,7 @@ using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.
 
 // The preset with no launch time: the logs below are made to need 10 us.
 std::string config_in(const std::string& dir) {
-  const std::string path = dir + "/config.yaml";
+  std::string path = dir + "/config.yaml";
   std::ofstream(path) << "base: " << kSrc << "/configs/dgx-h100-nccl.yaml\ngpu:\n  launch_ns: 0\n";
   return path;
 }
@@ -60,6 +60,7 @@ std::vector<std::pair<std::uint64_t, double>> model_times(const std::string& dir
                                                           double plus_us) {
   const std::string probe = dir + "/probe.txt";
   std::vector<std::pair<std::uint64_t, double>> rows;
+  rows.reserve(sizes.size());
   for (std::uint64_t s : sizes) rows.emplace_back(s, 1.0);
   write_log(probe, 2, rows);
   const Result r = sh("compare " + probe + " " + config_in(dir) + " --out " + dir + "/probe");

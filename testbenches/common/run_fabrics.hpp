@@ -6,6 +6,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,15 @@ inline std::vector<nlohmann::json> run_fabrics(const std::vector<Config>& cfgs) 
     out.push_back(f->stats());
   }
   return out;
+}
+
+// Flits the GPUs sent: the sum over the links whose name has ".gpu" and ".tx".
+inline std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
+  std::uint64_t f = 0;
+  for (const auto& [name, l] : s["links"].items())
+    if (name.find(".gpu") != std::string::npos && name.find(".tx") != std::string::npos)
+      f += l["flits"].get<std::uint64_t>();
+  return f;
 }
 
 }  // namespace fabricsim

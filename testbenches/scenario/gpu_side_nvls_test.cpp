@@ -37,14 +37,6 @@ void expect_exact(const nlohmann::json& s, int n) {
   }
 }
 
-std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
-  std::uint64_t f = 0;
-  for (const auto& [name, l] : s["links"].items())
-    if (name.find(".gpu") != std::string::npos && name.find(".tx") != std::string::npos)
-      f += l["flits"].get<std::uint64_t>();
-  return f;
-}
-
 // Sizes from 4 B (one channel, head 0 alone, the other heads' pieces empty)
 // to 16 MiB on 2, 3, 5 and 8 GPUs (5 and 7 reduce warps), the preset's
 // protocol auto (simple for NVLS); and with the fewest slots that work, 3

@@ -34,14 +34,6 @@ void expect_exact(const nlohmann::json& s, int n) {
   }
 }
 
-std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
-  std::uint64_t f = 0;
-  for (const auto& [name, l] : s["links"].items())
-    if (name.find(".gpu") != std::string::npos && name.find(".tx") != std::string::npos)
-      f += l["flits"].get<std::uint64_t>();
-  return f;
-}
-
 // Sizes from 4 B (empty chunks pass empty slices) to 20 MiB, past one
 // channel's full loop, on rings of 2, 3, 5 and 8 GPUs with the protocol NCCL's
 // tuner picks per size (LL, LL128, Simple); and
