@@ -405,6 +405,13 @@ std::string sim_algorithm(const Run& run) {
   return to_string(run.cfg.collective.algorithm);
 }
 
+// The algorithm one size ran with: the stats row's (auto resolved per size),
+// else the configuration's.
+std::string sim_algorithm(const Run& run, const nlohmann::json* sim) {
+  if (sim && sim->contains("algorithm")) return (*sim)["algorithm"].get<std::string>();
+  return sim_algorithm(run);
+}
+
 std::string sim_protocol(const Plan& p, const Run& run) {
   return p.model.has_protocol ? value_of(run.cfg, "collective.protocol") : "-";
 }
@@ -435,7 +442,7 @@ std::string outcome_text(const Plan& p, const Row& r) {
   if (!sim)
     return Interrupts::requested() ? fmt::format("not reached ({})", Interrupts::signal_name())
                                    : std::string("not reached (the run ended first: sim.duration_ns)");
-  return sim_algorithm(run) + "/" + sim_protocol(p, run, sim);
+  return sim_algorithm(run, sim) + "/" + sim_protocol(p, run, sim);
 }
 
 std::string gpus_text(const NcclLog& log) {
@@ -599,7 +606,7 @@ nlohmann::json row_json(const Plan& p, const Row& r) {
       {"status", status_key(c.sim || r.status != Status::kSimulated ? r.status : Status::kNotReached)},
       {"why", text_or_null(r.why)}, {"simulation", run ? nlohmann::json(r.run + 1) : nlohmann::json()}};
   j["sim_n"] = run ? nlohmann::json(endpoint_count(run->cfg)) : nlohmann::json();
-  j["sim_algorithm"] = run ? nlohmann::json(sim_algorithm(*run)) : nlohmann::json();
+  j["sim_algorithm"] = run ? nlohmann::json(sim_algorithm(*run, c.sim)) : nlohmann::json();
   j["sim_protocol"] = run && p.model.has_protocol ? nlohmann::json(sim_protocol(p, *run, c.sim)) : nlohmann::json();
   j["sim_time_us"] = c.sim ? (*c.sim)["time_us"] : nlohmann::json();
   j["sim_busbw_GBps"] = c.sim ? (*c.sim)["busbw_GBps"] : nlohmann::json();
@@ -672,7 +679,7 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
     if (!c.sim || r.status != Status::kSimulated) continue;
     const Run& run = p.runs[static_cast<std::size_t>(r.run)];
     out.sizes.push_back({r.m->size, endpoint_count(run.cfg), r.m->time_us, (*c.sim)["time_us"].get<double>(),
-                         c.time_err, c.busbw_resolved, c.busbw_err, sim_algorithm(run),
+                         c.time_err, c.busbw_resolved, c.busbw_err, sim_algorithm(run, c.sim),
                          sim_protocol(p, run, c.sim)});
   }
   ErrorSum time_err, bw_err;

@@ -43,10 +43,10 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
              fabric, to_string(c.collective.dtype),
              reduces(c.collective.op) ? to_string(c.collective.redop) : "(no reduction)",
              c.collective.payload_bytes);
-  // The GPU side (collective.protocol): NCCL's protocol and channels per size.
+  // The GPU side (collective.protocol): NCCL's algorithm, protocol and channels per size.
   const bool gpu_side = c.collective.protocol != Protocol::kIdeal;
   fmt::print("#\n# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}{}\n", "size", "count", "type",
-             "redop", "time", "algbw", "busbw", "#wrong", gpu_side ? "  protocol channels" : "");
+             "redop", "time", "algbw", "busbw", "#wrong", gpu_side ? "  algorithm protocol channels" : "");
   fmt::print("# {:>12} {:>12} {:>8} {:>6} {:>10} {:>9} {:>9} {:>8}\n", "(B)", "(elements)", "", "",
              "(us)", "(GB/s)", "(GB/s)", "");
   const bool cut_short = s["sim"].contains("interrupted");
@@ -59,8 +59,8 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
                r["time_us"].get<double>(), r["algbw_GBps"].get<double>(),
                r["busbw_GBps"].get<double>(),
                checked ? std::to_string(r["wrong"].get<std::uint64_t>()) : std::string("n/a"),
-               gpu_side ? fmt::format("  {:>8} {:>8}", r["protocol"].get<std::string>(),
-                                      r["channels"].get<int>())
+               gpu_side ? fmt::format("  {:>9} {:>8} {:>8}", r["algorithm"].get<std::string>(),
+                                      r["protocol"].get<std::string>(), r["channels"].get<int>())
                         : std::string());
   }
   for (const auto& r : k["rows"])

@@ -132,6 +132,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       shapes_[shape_index(p)] = NcclRingShape::from(cfg, p);
     tuner_.graph_gbps = cfg.gpu.tuner_graph_gbps;
     tuner_.channels = static_cast<int>(cfg.collective.channels);
+    tuner_.nvlink_gbps = cfg.gpu.tuner_nvlink_gbps;
     nvls_shape_ = NcclNvlsShape::from(cfg);
     launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
   }
@@ -168,6 +169,8 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       c.iteration = it;
       c.op = cfg_.op;
       c.algorithm = cfg_.algorithm;
+      if (c.algorithm == CollectiveAlgo::kAuto)  // NCCL's tuner picks ring or NVLS per size
+        c.algorithm = tuner_.all_reduce(c.bytes, gpus, auto_may_pick_nvls(cfg), protocol_).algorithm;
       c.gap = calls_.empty() ? 0 : ns_to_ps(cfg_.gap_ns);
       calls_.push_back(c);
     }

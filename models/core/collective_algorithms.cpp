@@ -35,6 +35,9 @@ const std::vector<AlgorithmTraits>& collective_algorithms() {
        {Op::kAllToAll}},
       {CollectiveAlgo::kHierarchical, "hierarchical", {Op::kAllReduce}, {}, false, {},
        {Op::kAllReduce}},
+      // NCCL's choice per call between ring and NVLS (NcclTuner::all_reduce;
+      // the sweep resolves it): what either may need, the switches' engines too.
+      {CollectiveAlgo::kAuto, "auto", {Op::kAllReduce}, {Op::kAllReduce}, true, {Op::kAllReduce}, {}},
   };
   return table;
 }

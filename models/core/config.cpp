@@ -29,6 +29,13 @@ bool uses_reduction_engine(const Config& c) {
          c.sw.queueing != Queueing::kOutput;
 }
 
+bool auto_may_pick_nvls(const Config& c) {
+  const auto& k = c.collective;
+  const bool simple = k.protocol == Protocol::kSimple || k.protocol == Protocol::kAuto;
+  const bool fp = k.dtype != DType::kInt32;
+  return k.algorithm == CollectiveAlgo::kAuto && simple && (k.redop == RedOp::kSum || !fp);
+}
+
 std::uint64_t stripe_bytes(const Config& c) {
   const std::int64_t payload =
       carries_data(c) ? c.collective.payload_bytes

@@ -162,6 +162,7 @@ struct GpuConfig {
   double launch_ns = 0;                 // from the call's start to the kernels' start
   bool cuda_graph = false;              // calls launched from a CUDA graph (nccl-tests -G 1)
   double graph_launch_ns = 0;           // launch_ns's counterpart for graph launches
+  double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
   // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).
   std::int64_t nvls_channels = 16;           // NVLS_NCHANNELS_SM90: CTAs
@@ -269,6 +270,10 @@ Config scaleout_tier_config(const Config& c);
 bool carries_data(const Config& c);
 // True if the workload uses the switches' reduction engines.
 bool uses_reduction_engine(const Config& c);
+// collective.algorithm=auto may pick NVLS: NCCL would run it with the
+// protocol allowed (simple or auto) for the data type and reduction
+// (multimem.ld_reduce: sum only for floating point; docs/models/gpu.md).
+bool auto_may_pick_nvls(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).
 int max_packet_flits(const Config& c);
 // Latency FEC adds to every flit crossing a link: one codeword at the lane

@@ -31,7 +31,7 @@ enum class TopologyKind { kSingle, kScaleUp, kScaleOut };
 enum class LinkPolicy { kStripe, kRoundRobin, kRandom };
 enum class WorkloadKind { kSynthetic, kCollective, kTlm };
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
-enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect, kHierarchical };
+enum class CollectiveAlgo { kRing, kNvls, kPush, kDirect, kHierarchical, kAuto };
 enum class Retry { kNone, kGoBackN };
 // topology.kind=scaleout: which leaf a NIC goes to.
 enum class Placement { kPacked, kRail };

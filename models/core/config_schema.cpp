@@ -155,7 +155,9 @@ void add_collective_keys(Keys& s) {
                "collective.root (reduce)); direct (one shot: every GPU writes to every "
                "other: all_reduce, all_to_all); hierarchical (all_reduce: ring "
                "reduce-scatter inside each scale-up domain, ring all-reduce of each chunk "
-               "across the domains, ring all-gather inside; docs/scale-out.md)");
+               "across the domains, ring all-gather inside; docs/scale-out.md); auto (all_reduce "
+               "with the GPU side, collective.protocol other than ideal: ring or nvls per size, "
+               "as NCCL's tuner picks; docs/models/gpu.md)");
   s.add_bool("collective.data", &C::collective, &CollectiveConfig::data,
              "carry the data: every packet's payload is computed, reduced and checked; false: "
              "timing only, no payloads (the timing does not depend on the values, so every "

@@ -75,6 +75,11 @@ void add_gpu_keys(Schema<Config>& s) {
              "collective.protocol=auto: the ring graph's bandwidth NCCL's tuner starts from "
              "(channels found by its topology search x their bandwidth): 12 x 30 GB/s = 360 on "
              "8 x H100 (NVIDIA/nccl issue 1367)");
+  s.add_real("gpu.tuner_nvlink_gbps", &C::gpu, &GpuConfig::tuner_nvlink_gbps, "GB/s", 1, 1e6,
+             "collective.algorithm=auto: a GPU's NVLink bandwidth as NCCL's topology sees it, "
+             "from which its tuner sizes the NVLS graph (sm90 speeds 60, 50, 40 ... GB/s per "
+             "head, NVIDIA/nccl src/graph/search.cc): 18 links x SM90_NVLINK_BW 20.6 = 370.8 "
+             "on H100 (src/graph/topo.h)");
   s.add_int("gpu.nvls_channels", &C::gpu, &GpuConfig::nvls_channels, "channels", 1, 64,
             "collective.algorithm=nvls with collective.protocol=simple: NVLS channels (CTAs), "
             "each with a contiguous share of the elements cut into loops of one chunk per GPU "

@@ -213,14 +213,22 @@ void check_training_workload(const Config& c, std::int64_t n) {
 // collective.protocol=ideal.
 void check_protocol(const Config& c) {
   const auto& k = c.collective;
-  if (k.protocol == Protocol::kIdeal) return;
+  if (k.protocol == Protocol::kIdeal) {
+    if (k.algorithm == CollectiveAlgo::kAuto)
+      fail("collective.algorithm=auto picks ring or nvls per size as NCCL's tuner does, from "
+           "the GPU side's protocols: set collective.protocol (simple, ll, ll128 or auto), not "
+           "ideal");
+    return;
+  }
   const std::string p = "collective.protocol=" + to_string(k.protocol);
   if (!k.workload.empty())
     fail(p + " runs the size sweep only, not a training workload (collective.workload=" +
          k.workload + "); use collective.protocol=ideal");
-  const bool nvls = k.algorithm == CollectiveAlgo::kNvls;
-  if ((k.algorithm != CollectiveAlgo::kRing && !nvls) || k.op != CollectiveOp::kAllReduce)
-    fail(p + " implements collective.algorithm=ring or nvls with collective.op=all_reduce, not " +
+  const bool picks = k.algorithm == CollectiveAlgo::kAuto;
+  const bool nvls = k.algorithm == CollectiveAlgo::kNvls || auto_may_pick_nvls(c);
+  if ((k.algorithm != CollectiveAlgo::kRing && k.algorithm != CollectiveAlgo::kNvls && !picks) ||
+      k.op != CollectiveOp::kAllReduce)
+    fail(p + " implements collective.algorithm=ring, nvls or auto with collective.op=all_reduce, not " +
          to_string(k.algorithm) + " " + to_string(k.op) + "; use collective.protocol=ideal");
   if (nvls && (k.protocol == Protocol::kLl || k.protocol == Protocol::kLl128))
     fail(p + ": NCCL runs collective.algorithm=nvls with the Simple protocol only "

@@ -68,11 +68,12 @@ double NcclTuner::nvls_time_us(std::uint64_t bytes, int n) const {
   return kNvlsLatencyUs + static_cast<double>(bytes) / (1000.0 * alg);
 }
 
-NcclTuner::Choice NcclTuner::all_reduce(std::uint64_t bytes, int n, bool nvls) const {
+NcclTuner::Choice NcclTuner::all_reduce(std::uint64_t bytes, int n, bool nvls, Protocol only) const {
+  const bool any = only == Protocol::kAuto || only == Protocol::kIdeal;
   Choice c;
-  c.protocol = ring_protocol(bytes, n);
+  c.protocol = any ? ring_protocol(bytes, n) : only;
   c.time_us = ring_time_us(c.protocol, bytes, n);
-  if (nvls && n >= 2) {
+  if (nvls && n >= 2 && (any || only == Protocol::kSimple)) {
     const double t = nvls_time_us(bytes, n);
     if (t < c.time_us) c = {CollectiveAlgo::kNvls, Protocol::kSimple, t};
   }

@@ -32,7 +32,7 @@ namespace fabricsim {
 struct NcclTuner {
   double graph_gbps = 360;  // the ring graph's bandwidth (gpu.tuner_graph_gbps)
   int channels = 24;        // collective.channels
-  double nvlink_gbps = 370.8;  // a GPU's NVLink bandwidth as NCCL's topology sees it
+  double nvlink_gbps = 370.8;  // a GPU's NVLink bandwidth as NCCL's topology sees it (gpu.tuner_nvlink_gbps)
   // Predicted time (us) of a ring all-reduce of `bytes` per GPU on n GPUs.
   double ring_time_us(Protocol p, std::uint64_t bytes, int n) const;
   // The protocol NCCL would pick: the least predicted time (Simple, LL,
@@ -47,12 +47,13 @@ struct NcclTuner {
   // NCCL's choice for an all-reduce: the least predicted time over the ring
   // with each protocol and, when `nvls` (the fabric has NVLink SHARP), NVLS
   // with Simple; ring before NVLS and Simple before LL and LL128 on a tie.
+  // `only` other than auto is the one protocol allowed (NCCL_PROTO).
   struct Choice {
     CollectiveAlgo algorithm = CollectiveAlgo::kRing;
     Protocol protocol = Protocol::kSimple;
     double time_us = 0;
   };
-  Choice all_reduce(std::uint64_t bytes, int n, bool nvls) const;
+  Choice all_reduce(std::uint64_t bytes, int n, bool nvls, Protocol only = Protocol::kAuto) const;
 };
 
 }  // namespace fabricsim

@@ -20,6 +20,13 @@ struct Registration {
   AlgorithmFactory make;
 };
 
+// collective.algorithm=auto has no model of its own: the sweep gives each
+// call the algorithm NCCL's tuner picks (CollectiveSweep).
+std::unique_ptr<CollectiveAlgorithm> make_unresolved_auto(Gpu& /*gpu*/, const Config& /*cfg*/,
+                                                          const CollectiveSweep& /*sweep*/) {
+  throw InvariantError("collective.algorithm=auto reached a GPU unresolved: the sweep picks ring or nvls per call");
+}
+
 // Built once from constant data on first use; never changed.
 const std::vector<Registration>& registry() {
   static const std::vector<Registration> table = {
@@ -28,6 +35,7 @@ const std::vector<Registration>& registry() {
       {CollectiveAlgo::kPush, make_push_algorithm},
       {CollectiveAlgo::kDirect, make_direct_algorithm},
       {CollectiveAlgo::kHierarchical, make_hierarchical_algorithm},
+      {CollectiveAlgo::kAuto, make_unresolved_auto},
   };
   return table;
 }

@@ -192,6 +192,7 @@ nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::si
     row["inter_done_us"] = s.inter_ns / s.done / 1000.0;
   }
   if (k.protocol != Protocol::kIdeal) {  // the GPU side: how NCCL would run it
+    row["algorithm"] = to_string(c.algorithm);  // collective.algorithm=auto: NCCL's pick
     row["protocol"] = to_string(c.protocol);
     row["channels"] = c.channels;
   }

@@ -605,9 +605,11 @@ TEST(CollectiveAlgorithms, EveryAlgorithmValueIsRegistered) {
     EXPECT_NE(std::find(names.begin(), names.end(), t.name), names.end()) << t.name;
     // What the table says an algorithm implements, the config accepts.
     for (const CollectiveOp op : t.ops) {
+      // auto picks from the GPU side's algorithms: it needs a protocol.
+      const std::string protocol = t.id == CollectiveAlgo::kAuto ? "auto" : "ideal";
       EXPECT_NO_THROW(load_config("", {"workload.kind=collective", "switch.vcs=2",
                                        std::string("collective.algorithm=") + t.name,
-                                       "collective.op=" + to_string(op)}))
+                                       "collective.op=" + to_string(op), "collective.protocol=" + protocol}))
           << t.name << " " << to_string(op);
     }
   }

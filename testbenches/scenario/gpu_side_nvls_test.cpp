@@ -145,5 +145,51 @@ TEST(GpuSideNvls, RefusesWhatNcclDoesNotRun) {
     EXPECT_NO_THROW(nvls(4, {std::string("collective.protocol=") + p}));
 }
 
+// collective.algorithm=auto: each size runs what NCCL's tuner picks
+// (NcclTuner::all_reduce), exact either way. On 8 GPUs the ring with LL
+// below about 1 MB, NVLS above; on 2 GPUs the ring at every size; with
+// collective.protocol=ll the ring only (NCCL runs NVLS with Simple only);
+// with fp32 max the ring only (multimem.ld_reduce has no max for fp32).
+TEST(GpuSideNvls, AutoPicksRingOrNvlsPerSizeAsNcclsTuner) {
+  const std::vector<std::string> sizes = {"collective.min_bytes=65536", "collective.max_bytes=4194304",
+                                          "collective.step_factor=64"};
+  const auto with = [&](int n, std::vector<std::string> more) {
+    more.insert(more.begin(), sizes.begin(), sizes.end());
+    more.insert(more.begin(), {"collective.algorithm=auto", "topology.endpoints=" + std::to_string(n)});
+    return load_config(kNccl, more);
+  };
+  const auto s = run_fabrics({with(8, {}), with(2, {}), with(8, {"collective.protocol=ll"}),
+                              with(8, {"collective.redop=max"})});
+  const auto picks = [](const nlohmann::json& st) {
+    std::string out;
+    for (const auto& r : st["collectives"]["rows"]) {
+      EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u) << r.dump();
+      EXPECT_GT(r["checked_elements"].get<std::uint64_t>(), 0u) << r.dump();
+      out += r["algorithm"].get<std::string>() + "/" + r["protocol"].get<std::string>() + " ";
+    }
+    return out;
+  };
+  EXPECT_EQ(picks(s[0]), "ring/ll nvls/simple ");
+  EXPECT_EQ(picks(s[1]), "ring/ll ring/simple ");
+  EXPECT_EQ(picks(s[2]), "ring/ll ring/ll ");
+  EXPECT_EQ(picks(s[3]), "ring/ll ring/ll128 ");
+  EXPECT_EQ(s[0]["config"]["collective.algorithm"], "auto");
+}
+
+TEST(GpuSideNvls, AutoNeedsTheGpuSide) {
+  try {
+    load_config(kNccl, {"collective.algorithm=auto", "collective.protocol=ideal"});
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("set collective.protocol"), std::string::npos) << e.what();
+  }
+  try {
+    load_config(kNccl, {"collective.algorithm=auto", "collective.op=all_gather"});
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("all_reduce"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fabricsim

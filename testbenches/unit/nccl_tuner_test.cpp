@@ -56,6 +56,11 @@ TEST(NcclTuner, AllReduceAlgorithmChoice) {
   EXPECT_EQ(t.all_reduce(500000, 8, true).algorithm, CollectiveAlgo::kRing);
   EXPECT_EQ(t.all_reduce(500000, 8, true).protocol, Protocol::kLl);
   EXPECT_EQ(t.all_reduce(2000000, 8, true).algorithm, CollectiveAlgo::kNvls);
+  // One protocol allowed (NCCL_PROTO): NVLS runs Simple only.
+  EXPECT_EQ(t.all_reduce(big, 8, true, Protocol::kLl).algorithm, CollectiveAlgo::kRing);
+  EXPECT_EQ(t.all_reduce(big, 8, true, Protocol::kLl).protocol, Protocol::kLl);
+  EXPECT_EQ(t.all_reduce(big, 8, true, Protocol::kSimple).algorithm, CollectiveAlgo::kNvls);
+  EXPECT_EQ(t.all_reduce(500000, 8, true, Protocol::kLl128).protocol, Protocol::kLl128);
   // Without NVLink SHARP, the ring's own choice.
   const NcclTuner::Choice r = t.all_reduce(big, 8, false);
   EXPECT_EQ(r.algorithm, CollectiveAlgo::kRing);
