@@ -17,6 +17,12 @@ namespace {
 
 const std::string kNccl = FABRICSIM_SOURCE_DIR "/configs/dgx-h100-nccl.yaml";
 
+// The preset with the ring (it picks ring or NVLS per size: collective.algorithm=auto).
+Config nccl_ring(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), "collective.algorithm=ring");
+  return load_config(kNccl, sets);
+}
+
 // Every row's output checked (n GPUs x every element, every iteration), none wrong.
 void expect_exact(const nlohmann::json& s, int n) {
   const auto& rows = s["collectives"]["rows"];
@@ -42,17 +48,17 @@ void expect_exact(const nlohmann::json& s, int n) {
 TEST(GpuSide, RingIsExactAndEndsCleanWithEachProtocol) {
   std::vector<Config> cs;
   for (const int n : {2, 3, 5, 8})
-    cs.push_back(load_config(kNccl, {"topology.endpoints=" + std::to_string(n),
+    cs.push_back(nccl_ring({"topology.endpoints=" + std::to_string(n),
                                      "collective.min_bytes=4", "collective.max_bytes=20971520",
                                      "collective.step_factor=16", "collective.channels=2"}));
-  cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=1048576",
+  cs.push_back(nccl_ring({"topology.endpoints=4", "collective.min_bytes=1048576",
                                    "collective.max_bytes=1048576", "collective.protocol=simple", "gpu.slots=6",
                                    "gpu.buffer_bytes=98304", "collective.iterations=2"}));
   // LL and LL128: lines passed on as they arrive, their data in 64 and 120 B
   // of each 128 B write.
   for (const char* p : {"ll", "ll128"})
     for (const int n : {3, 4})
-      cs.push_back(load_config(kNccl, {"topology.endpoints=" + std::to_string(n),
+      cs.push_back(nccl_ring({"topology.endpoints=" + std::to_string(n),
                                        std::string("collective.protocol=") + p,
                                        "collective.min_bytes=4", "collective.max_bytes=4194304",
                                        "collective.step_factor=32", "collective.channels=3"}));
@@ -68,7 +74,7 @@ TEST(GpuSide, RingIsExactAndEndsCleanWithEachProtocol) {
 TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
   std::vector<Config> cs;
   for (const char* acks : {"true", "false"})
-    cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.min_bytes=3145728",
+    cs.push_back(nccl_ring({"topology.endpoints=4", "collective.min_bytes=3145728",
                                      "collective.max_bytes=3145728", "collective.channels=1", "collective.protocol=simple",
                                      "collective.data=false", std::string("gpu.write_acks=") + acks}));
   const auto s = run_fabrics(cs);
@@ -84,7 +90,7 @@ TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
 TEST(GpuSide, ChannelsPerSizeAndLaunch) {
   std::vector<Config> cs;
   for (const char* launch : {"0", "5000"})
-    cs.push_back(load_config(kNccl, {"collective.protocol=simple", "collective.min_bytes=1024",
+    cs.push_back(nccl_ring({"collective.protocol=simple", "collective.min_bytes=1024",
                                      "collective.max_bytes=1048576",
                                      "collective.step_factor=32", "collective.data=false",
                                      std::string("gpu.launch_ns=") + launch}));
@@ -106,7 +112,7 @@ TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
            {"collective.op=reduce_scatter", "collective.op=all_reduce"},
            {"gpu.buffer_bytes=100000", "gpu.buffer_bytes=100000"}}) {
     try {
-      load_config(kNccl, {set});
+      nccl_ring({set});
       ADD_FAILURE() << set << " was accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
