@@ -36,6 +36,20 @@ inline std::vector<nlohmann::json> run_fabrics(const std::vector<Config>& cfgs) 
   return out;
 }
 
+// A collective run's rows: every output element of every GPU and iteration
+// checked (n GPUs), none wrong.
+inline void expect_every_element_checked(const nlohmann::json& s, int n) {
+  const auto& rows = s["collectives"]["rows"];
+  ASSERT_GT(rows.size(), 0u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u) << r.dump();
+    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(),
+              r["count"].get<std::uint64_t>() * static_cast<std::uint64_t>(n) *
+                  r["iterations"].get<std::uint64_t>())
+        << r.dump();
+  }
+}
+
 // Flits the GPUs sent: the sum over the links whose name has ".gpu" and ".tx".
 inline std::uint64_t gpu_tx_flits(const nlohmann::json& s) {
   std::uint64_t f = 0;

@@ -25,14 +25,8 @@ Config nccl_ring(std::vector<std::string> sets) {
 
 // Every row's output checked (n GPUs x every element, every iteration), none wrong.
 void expect_exact(const nlohmann::json& s, int n) {
-  const auto& rows = s["collectives"]["rows"];
-  ASSERT_GT(rows.size(), 0u);
-  for (const auto& r : rows) {
-    EXPECT_EQ(r["wrong"].get<std::uint64_t>(), 0u) << r.dump();
-    EXPECT_EQ(r["checked_elements"].get<std::uint64_t>(),
-              r["count"].get<std::uint64_t>() * static_cast<std::uint64_t>(n) *
-                  r["iterations"].get<std::uint64_t>())
-        << r.dump();
+  expect_every_element_checked(s, n);
+  for (const auto& r : s["collectives"]["rows"]) {
     const std::string set = s["config"]["collective.protocol"].get<std::string>();
     const std::string ran = r["protocol"].get<std::string>();
     EXPECT_TRUE(ran == set || (set == "auto" && (ran == "simple" || ran == "ll" || ran == "ll128")))
