@@ -248,7 +248,6 @@ class Calibration {
     fmt::print("# {:>4}{} {:>17} {:>8} {:>6}\n", "eval", cols, "mean |time err|", "max", "sizes");
   }
 
-  const std::vector<Fitted>& fitted() const { return fitted_; }
   const nlohmann::json& evaluations() const { return evaluations_; }
 
  private:

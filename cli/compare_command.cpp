@@ -673,14 +673,10 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
     return out;
   }
   out.status = execute(p, interrupts);
-  out.rows = p.rows.size();
   for (const Row& r : p.rows) {
     const Cell c = cell_of(p, r);
-    if (!c.sim || r.status != Status::kSimulated) continue;
-    const Run& run = p.runs[static_cast<std::size_t>(r.run)];
-    out.sizes.push_back({r.m->size, endpoint_count(run.cfg), r.m->time_us, (*c.sim)["time_us"].get<double>(),
-                         c.time_err, c.busbw_resolved, c.busbw_err, sim_algorithm(run, c.sim),
-                         sim_protocol(p, run, c.sim)});
+    if (c.sim && r.status == Status::kSimulated)
+      out.sizes.push_back({r.m->size, c.time_err, c.busbw_resolved, c.busbw_err});
   }
   ErrorSum time_err, bw_err;
   sum_errors(p, time_err, bw_err);

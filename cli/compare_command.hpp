@@ -31,23 +31,20 @@ int compare_command(const CompareOptions& opts);
 
 class Interrupts;
 
-// One simulated size of a log, measured against simulated.
+// One simulated size of a log: its errors, simulated against measured.
 struct ComparedSize {
   std::uint64_t size = 0;
-  int n = 0;  // GPUs simulated
-  double measured_time_us = 0, sim_time_us = 0;
-  double time_error = 0;         // (simulated - measured) / measured
-  bool busbw_resolved = false;   // measured busbw has enough digits to compare
-  double busbw_error = 0;        // when resolved
-  std::string algorithm, protocol;  // what the simulation ran at this size
+  double time_error = 0;        // (simulated - measured) / measured
+  bool busbw_resolved = false;  // measured busbw has enough digits to compare
+  double busbw_error = 0;       // when resolved
 };
 
-// A log compared without printing the table (fabricsim calibrate).
+// A log compared without printing the table (fabricsim calibrate; the
+// whole table is in compare.json).
 struct CompareResult {
   int status = 0;     // as compare_command's exit status
   std::string error;  // status 2: what was refused (status 1: on stderr)
-  std::size_t rows = 0;              // sizes in the log
-  std::vector<ComparedSize> sizes;   // those simulated, in the log's order
+  std::vector<ComparedSize> sizes;  // those simulated, in the log's order
 };
 
 // compare_command's work without its output, except compare.json (in

@@ -109,15 +109,16 @@ void add_gpu_keys(Schema<Config>& s) {
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
              "collective.protocol other than ideal: time from a call's start to its kernels' start "
              "(host launch and kernel start; nccl-tests times back-to-back calls from the host). "
-             "No published figure: 0 (not modelled) until calibrated against measurements "
-             "(docs/validation.md)");
+             "No published figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds "
+             "a calibration (fabricsim calibrate; docs/validation.md, \"Calibrations\")");
   s.add_bool("gpu.cuda_graph", &C::gpu, &GpuConfig::cuda_graph,
              "collective.protocol other than ideal: the calls are launched from a CUDA graph "
              "(nccl-tests -G 1, its banner's 'graph: 1'; fabricsim compare sets it from the log), so "
              "each kernel starts gpu.graph_launch_ns after its call instead of gpu.launch_ns");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
-             "figure: 0 (not modelled) until calibrated against measurements (docs/validation.md)");
+             "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "
+             "(docs/validation.md, \"Calibrations\")");
 }
 
 }  // namespace fabricsim

@@ -3,12 +3,11 @@
 #include <algorithm>
 
 #include "models/core/config.hpp"
+#include "models/core/int_math.hpp"
 
 namespace fabricsim {
 
 namespace {
-std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t align_up(std::uint64_t a, std::uint64_t g) { return div_up(a, g) * g; }
 // The planner's cells: 32 KiB of traffic, an all-reduce's traffic being
 // twice its bytes (src/enqueue.cc MinTrafficPerChannel, ncclFuncTrafficPerByte).
 constexpr std::uint64_t kMinTraffic = 32u << 10, kTrafficPerByte = 2;
@@ -123,12 +122,6 @@ int NcclNvlsPlan::channel_of(std::uint64_t e) const {
       hi = m - 1;
   }
   return lo;
-}
-
-std::uint64_t NcclNvlsPlan::max_steps() const {
-  std::uint64_t m = 0;
-  for (const Channel& c : ch_) m = std::max(m, c.steps);
-  return m;
 }
 
 }  // namespace fabricsim

@@ -76,7 +76,6 @@ class NcclNvlsPlan {
   // The channel holding element e.
   int channel_of(std::uint64_t e) const;
   // The largest step count of any channel.
-  std::uint64_t max_steps() const;
 
  private:
   struct Channel {

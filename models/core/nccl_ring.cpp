@@ -3,12 +3,11 @@
 #include <algorithm>
 
 #include "models/core/config.hpp"
+#include "models/core/int_math.hpp"
 
 namespace fabricsim {
 
 namespace {
-std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t align_up(std::uint64_t a, std::uint64_t g) { return div_up(a, g) * g; }
 // Per-thread thresholds: NCCL drops a channel while the message is below
 // channels x threads x 64 B (Simple), 8 B (LL128), 8 B x ranks (ring LL)
 // (NVIDIA/nccl src/enqueue.cc, src/graph/tuning.cc).

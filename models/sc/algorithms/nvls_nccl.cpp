@@ -85,7 +85,6 @@ class NvlsNcclAlgorithm final : public CollectiveAlgorithm {
     std::vector<std::uint64_t> ready;   // [step % slots] ready flags in
     NcclNvlsPlan::Range piece;          // the running step's
     std::uint64_t hunks = 0;
-    std::uint64_t reduced = 0;          // steps whose reduce ended
     std::uint64_t tails = 0;            // steps whose tail is posted
     std::vector<std::uint64_t> unacked;  // [step % slots] store copies not answered
     std::vector<Warp> warps;
@@ -265,8 +264,7 @@ void NvlsNcclAlgorithm::end_step(int c) {
   Channel& ch = channel(c);
   ch.running = false;
   flag(kCredit, c, ch.step);
-  ++ch.step;
-  ++ch.reduced;
+  ++ch.step;  // (the steps before it are reduced)
   try_tails(c);
   try_reduce(c);
 }
@@ -274,7 +272,7 @@ void NvlsNcclAlgorithm::end_step(int c) {
 void NvlsNcclAlgorithm::try_tails(int c) {
   Channel& ch = channel(c);
   bool any = false;
-  while (ch.tails < ch.reduced && ch.unacked[ch.tails % window_] == 0) {
+  while (ch.tails < ch.step && ch.unacked[ch.tails % window_] == 0) {
     flag(kTail, c, ch.tails++);
     any = true;
   }
