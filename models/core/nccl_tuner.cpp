@@ -63,7 +63,11 @@ double NcclTuner::nvls_graph_gbps(int n) const {
 
 double NcclTuner::nvls_time_us(std::uint64_t bytes, int n) const {
   if (n < 2) return 0;
-  const double bus = n * nvls_graph_gbps(n) * kNvlsEfficiency * (n - 1) / n * 2;
+  // Per head: the graph's intra-node speed x efficiency x (heads-1)/heads x
+  // 2, capped at its inter-node speed, which the search sets equal to the
+  // intra-node one on a single node (search.cc: bwIntra = bwInter).
+  const double speed = nvls_graph_gbps(n);
+  const double bus = n * std::min(speed * kNvlsEfficiency * (n - 1) / n * 2, speed);
   const double alg = bus * n / (2.0 * (n - 1));
   return kNvlsLatencyUs + static_cast<double>(bytes) / (1000.0 * alg);
 }

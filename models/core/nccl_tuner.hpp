@@ -13,8 +13,9 @@
 //             Simple: it;
 //   algorithm bandwidth = bus bandwidth x n / 2(n-1).
 // NVLS (Simple only), one node: latency 25 us (the NVLink hardware latency
-// alone, no base); bus bandwidth = channels x speed x nvlsEfficiency 0.85 x
-// (channels-1)/channels x 2 ("all-reduce pipelines two operations"), with
+// alone, no base); bus bandwidth = channels x min(speed x nvlsEfficiency
+// 0.85 x (channels-1)/channels x 2 ("all-reduce pipelines two
+// operations"), the graph's inter-node speed, equal to speed on one node), with
 // the NVLS graph's channels = n (one head per GPU, src/graph/search.cc) and
 // its speed the first of sm90SpeedArrayIntra {60, 50, 40, 30, 24, 20, 15,
 // 12, 11, 6, 3} GB/s at which speed <= the GPU's NVLink bandwidth and
