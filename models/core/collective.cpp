@@ -135,6 +135,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
     tuner_.nvlink_gbps = cfg.gpu.tuner_nvlink_gbps;
     nvls_shape_ = NcclNvlsShape::from(cfg);
     launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
+    host_call_ = cfg.gpu.cuda_graph ? 0 : ns_to_ps(cfg.gpu.host_call_ns);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
@@ -217,12 +218,16 @@ Ps CollectiveSweep::start_delay(std::size_t call, int g) const {
 bool CollectiveSweep::gpu_finished(int g, Ps t) {
   current().gpu_done[static_cast<size_t>(g)] = t;
   if (++finished_ < n_) return false;
-  current().end = t;
+  // The host issues calls back to back without waiting for the GPUs, one
+  // per host_call_: a call whose kernels end sooner ends when the host has
+  // issued the next (gpu.host_call_ns).
+  const Ps end = std::max(t, current().start + host_call_);
+  current().end = end;
   current().finished = true;
   if (on_call_end_) on_call_end_(current());
   ++current_;
   if (done()) return true;
-  start(t + current().gap);
+  start(end + current().gap);
   return false;
 }
 

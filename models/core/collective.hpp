@@ -251,6 +251,7 @@ class CollectiveSweep {
   NcclNvlsShape nvls_shape_;  // collective.algorithm=nvls
   NcclNvlsPlan nvls_plan_;
   Ps launch_ = 0;  // gpu.launch_ns (gpu.graph_launch_ns with gpu.cuda_graph)
+  Ps host_call_ = 0;  // gpu.host_call_ns (0 with gpu.cuda_graph): the shortest call
   HierPlan hier_;
   bool sharp_ = false;  // phase 2 folds in the leaves' engines, in domain order
   struct Golden {

@@ -160,6 +160,7 @@ struct GpuConfig {
   std::int64_t ll128_threads = 640;           // threads per channel with LL128
   bool write_acks = true;               // every data write is answered by a response
   double launch_ns = 0;                 // from the call's start to the kernels' start
+  double host_call_ns = 0;              // the shortest a call can be: the host's time to issue it
   bool cuda_graph = false;              // calls launched from a CUDA graph (nccl-tests -G 1)
   double graph_launch_ns = 0;           // launch_ns's counterpart for graph launches
   double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it

@@ -108,13 +108,21 @@ void add_gpu_keys(Schema<Config>& s) {
             "hunks are in flight per channel");
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
              "collective.protocol other than ideal: time from a call's start to its kernels' start "
-             "(host launch and kernel start; nccl-tests times back-to-back calls from the host). "
-             "No published figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds "
-             "a calibration (fabricsim calibrate; docs/validation.md, \"Calibrations\")");
+             "(the GPU's time between back-to-back kernels of nccl-tests' calls). No published "
+             "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "
+             "(fabricsim calibrate; docs/validation.md, \"Calibrations\")");
+  s.add_real("gpu.host_call_ns", &C::gpu, &GpuConfig::host_call_ns, "ns", 0, 1e9,
+             "collective.protocol other than ideal, calls not launched from a CUDA graph: the "
+             "host's time to issue one call. nccl-tests issues its calls back to back without "
+             "waiting for the GPU, so a call whose kernels end sooner still takes this long "
+             "(call time = max(this, gpu.launch_ns + kernels)). No published figure: 0 (no "
+             "floor) by default; configs/dgx-h100-nccl.yaml holds a calibration "
+             "(docs/validation.md, \"Calibrations\")");
   s.add_bool("gpu.cuda_graph", &C::gpu, &GpuConfig::cuda_graph,
              "collective.protocol other than ideal: the calls are launched from a CUDA graph "
              "(nccl-tests -G 1, its banner's 'graph: 1'; fabricsim compare sets it from the log), so "
-             "each kernel starts gpu.graph_launch_ns after its call instead of gpu.launch_ns");
+             "each kernel starts gpu.graph_launch_ns after its call instead of gpu.launch_ns, "
+             "and gpu.host_call_ns does not apply (the host launches the graph once)");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
              "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "

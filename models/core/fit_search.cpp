@@ -124,9 +124,31 @@ FitResult fit_minimise(const std::vector<FitParam>& params, std::vector<double> 
   }
   Search s(params, f);
   for (std::size_t i = 0; i < start.size(); ++i) start[i] = s.snap(i, start[i]);
-  s.at(start);
+  double best_f = s.at(start);
   const int rounds = params.size() == 1 ? 1 : opts.rounds;
   std::vector<double> x = start;
+  if (params.size() > 1) {
+    long points = 1;
+    for (std::size_t i = 0; i < params.size() && points <= kMaxJointGrid; ++i) points *= opts.grid;
+    if (points <= kMaxJointGrid) {
+      // Every combination, the last parameter fastest (an odometer over grid indices).
+      std::vector<int> k(params.size(), 0);
+      std::vector<double> y(params.size());
+      for (long n = 0; n < points; ++n) {
+        for (std::size_t i = 0; i < params.size(); ++i)
+          y[i] = s.snap(i, params[i].lo + (params[i].hi - params[i].lo) / (opts.grid - 1) * k[i]);
+        const double fy = s.at(y);
+        if (fy < best_f) {
+          best_f = fy;
+          x = y;
+        }
+        for (std::size_t i = params.size(); i-- > 0;) {
+          if (++k[i] < opts.grid) break;
+          k[i] = 0;
+        }
+      }
+    }
+  }
   for (int r = 0; r < rounds; ++r) {
     bool moved = false;
     for (std::size_t i = 0; i < x.size(); ++i) {

@@ -5,11 +5,16 @@
 //
 // Per parameter: a grid of evenly spaced points over its range, then
 // golden-section search inside the bracket around the best grid point until
-// the bracket is narrower than the tolerance. Several parameters: one such
-// line search per parameter in turn (coordinate descent), repeated until a
-// round moves none of them or the rounds run out. The result is a local
-// minimum of the function on the grid's resolution; a function with several
-// minima narrower than a grid step may hide one (a finer grid finds it).
+// the bracket is narrower than the tolerance. Several parameters: first the
+// joint grid over the box (every combination of the parameters' grid
+// points, while that is at most kMaxJointGrid points), then one such line
+// search per parameter in turn (coordinate descent) from its best point,
+// repeated until a round moves none of them or the rounds run out. The joint
+// grid finds valleys that run across the axes (two parameters that trade
+// against each other), where line searches from the start would stop. The
+// result is a local minimum of the function on the grid's resolution; a
+// function with several minima narrower than a grid step may hide one (a
+// finer grid finds it).
 #pragma once
 #include <functional>
 #include <map>
@@ -24,6 +29,10 @@ struct FitParam {
   double step = 0;        // values tried are lo + k x step (1: an integer parameter); 0: any
   double tolerance = 0;   // stop when the bracket is narrower; 0: (hi - lo) / 1000, at least 2 steps
 };
+
+// The most points the joint grid of several parameters may have; beyond it
+// the search starts its line searches from the start point.
+constexpr long kMaxJointGrid = 1000;
 
 struct FitOptions {
   int grid = 9;    // grid points per parameter and round (>= 3)

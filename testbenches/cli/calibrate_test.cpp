@@ -21,10 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
 
-// The preset with no launch time: the logs below are made to need 10 us.
+// The preset with no launch time and no host floor: the logs below are made
+// to need 10 us.
 std::string config_in(const std::string& dir) {
   std::string path = dir + "/config.yaml";
-  std::ofstream(path) << "base: " << kSrc << "/configs/dgx-h100-nccl.yaml\ngpu:\n  launch_ns: 0\n";
+  std::ofstream(path) << "base: " << kSrc << "/configs/dgx-h100-nccl.yaml\ngpu:\n  launch_ns: 0\n  host_call_ns: 0\n";
   return path;
 }
 

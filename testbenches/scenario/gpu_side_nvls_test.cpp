@@ -87,7 +87,7 @@ TEST(GpuSideNvls, ChannelsPerSizeAndLaunch) {
   for (const char* launch : {"0", "5000"})
     cs.push_back(nvls(4, {"collective.min_bytes=1024", "collective.max_bytes=1048576",
                           "collective.step_factor=8", "collective.data=false",
-                          std::string("gpu.launch_ns=") + launch}));
+                          "gpu.host_call_ns=0", std::string("gpu.launch_ns=") + launch}));
   const auto s = run_fabrics(cs);
   const auto& rows = s[0]["collectives"]["rows"];
   ASSERT_EQ(rows.size(), 4u);  // 1 KiB, 8 KiB, 64 KiB, 512 KiB

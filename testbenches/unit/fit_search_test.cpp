@@ -43,6 +43,19 @@ TEST(FitSearch, TwoParametersByCoordinateDescent) {
   EXPECT_NEAR(r.best.value, 0, 1e-6);
 }
 
+// A valley across the axes: from (0, 0) each coordinate alone is at its
+// best (f = 10), so line searches from the start stop there; the joint grid
+// (0 .. 10 in steps of 1.25) lands on (5, 5), where f = 0.
+TEST(FitSearch, AValleyAcrossTheAxesByTheJointGrid) {
+  const auto f = [](const std::vector<double>& x) {
+    return 10 * std::fabs(x[0] - x[1]) + std::fabs(x[0] + x[1] - 10);
+  };
+  const FitResult r = fit_minimise({{"p", 0, 10, 0.05, 0}, {"q", 0, 10, 0.05, 0}}, {0, 0}, f);
+  EXPECT_NEAR(r.best.x[0], 5, 1e-9);
+  EXPECT_NEAR(r.best.x[1], 5, 1e-9);
+  EXPECT_NEAR(r.best.value, 0, 1e-9);
+}
+
 TEST(FitSearch, StepsOfARealParameter) {
   const auto f = [](const std::vector<double>& x) {
     EXPECT_NEAR(std::fmod(x[0] - 0.5, 0.25), 0, 1e-12) << x[0];
