@@ -8,6 +8,19 @@
 
 namespace fabricsim {
 
+namespace {
+// One allocator per VC (SwitchAlloc::vc_allocators), with several VCs;
+// PIM's streams differ per VC.
+std::vector<std::unique_ptr<Allocator>> vc_allocators(const SwitchParams& p) {
+  std::vector<std::unique_ptr<Allocator>> a;
+  if (p.vcs > 1 && p.queueing != Queueing::kOutput)
+    for (int v = 0; v < p.vcs; ++v)
+      a.push_back(make_allocator(p.allocator, p.xports, p.xports, p.iterations,
+                                 p.seed + static_cast<std::uint64_t>(v) + 1));
+  return a;
+}
+}  // namespace
+
 Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler,
                const SwitchParams& params, const EngineParams* engine, PacketPool& pool,
                Window window, std::vector<std::vector<int>> routes, PayloadPool* payloads,
@@ -21,7 +34,8 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler,
       inputs_(params_),
       outputs_(params_),
       alloc_(params_, make_allocator(params_.allocator, params_.xports, params_.xports,
-                                     params_.iterations, params_.seed)),
+                                     params_.iterations, params_.seed),
+             vc_allocators(params_)),
       engine_(engine != nullptr ? make_reduction_engine(*engine, pool, payloads, std::move(alu),
                                                         static_cast<EngineHost&>(*this), window)
                                 : nullptr),

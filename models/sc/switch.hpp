@@ -207,6 +207,7 @@ class Switch : public TimedModule, private EngineHost {
   void allocate(Ps edge);
   // Outputs whose crossbar port is free at edge e into out_free; returns
   // the first time a busy one frees.
+  void allocate_per_vc();
   inline Ps free_outputs(Ps e);
   // The request matrix of edge e; lowers `wake` to the earliest time a
   // blocked request could change.
@@ -288,7 +289,7 @@ class Switch : public TimedModule, private EngineHost {
   void share_engine(Need n, Ps e, Ps& wake);
   void share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out);
   void share_by_list(Need n, EngineShare& sh, bool& left_out, bool& promised);
-  void give(EngineShare& sh, std::size_t& free, int i, int o);
+  void give(EngineShare& sh, std::size_t& free, int i, int v, int o);
   // After the allocator: an engine port's input is port_bytes_per_cycle wide,
   // many links' worth, so in one edge it may start packets toward several
   // free outputs (each then streams at link rate) while their data fits.

@@ -11,13 +11,17 @@
 
 namespace fabricsim {
 
-SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a)
+SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
+                         std::vector<std::unique_ptr<Allocator>> per_vc)
     : xports(p.xports),
       allocator(std::move(a)),
       requests(
           p.xports, p.xports,
           p.queueing == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
       match(p.xports, p.xports),
+      vc_allocators(std::move(per_vc)),
+      vc_match(p.xports, p.xports),
+      match_vc(static_cast<size_t>(p.xports), -1),
       out_free(p.xports),
       scratch(p.xports),
       matched_out(p.xports),
@@ -31,6 +35,8 @@ SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a)
       free_in(p.xports),
       free_requested(p.xports),
       busy_requested(p.xports) {
+  if (!vc_allocators.empty())
+    vc_requests.assign(static_cast<size_t>(p.vcs), RequestMatrix(p.xports, p.xports, requests.major()));
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
   xfer_ps.resize(static_cast<size_t>(p.max_flits) + 1);
   for (size_t l = 0; l < xfer_ps.size(); ++l)
@@ -45,12 +51,56 @@ void Switch::allocate(Ps e) {
   const Ps first_release = free_outputs(e);
   Ps wake = kNever;
   build_requests(e, first_release, wake);
-  alloc_.allocator->allocate(alloc_.requests, alloc_.match);
+  if (alloc_.vc_allocators.empty())
+    alloc_.allocator->allocate(alloc_.requests, alloc_.match);
+  else
+    allocate_per_vc();
   alloc_.matched_out.clear();
   for (int i : alloc_.match.matched_inputs)
     alloc_.matched_out.set(alloc_.match.out_of_in[static_cast<size_t>(i)]);
   const Ps first_free = grant_matches(e, wake);
   schedule_next(e, first_free, wake);
+}
+
+// Each VC's allocator in turn, on the inputs and outputs the VCs before it
+// left unmatched; the VC that goes first rotates every edge.
+void Switch::allocate_per_vc() {
+  Matching& m = alloc_.match;
+  m.reset();
+  alloc_.matched_out.clear();  // (scratch here: outputs matched so far)
+  for (int k = 0; k < params_.vcs; ++k) {
+    const int v = (alloc_.vc_first + k) % params_.vcs;
+    RequestMatrix& req = alloc_.vc_requests[static_cast<size_t>(v)];
+    if (!req.written().any()) continue;
+    if (m.size() > 0) {  // drop the ports matched for the VCs before
+      PortSet& taken_in = alloc_.scratch;
+      taken_in.clear();
+      for (int i : m.matched_inputs) taken_in.set(i);
+      req.written().for_each([&](int x) {
+        PortSet& line = req.major() == RequestMatrix::Major::kCols ? req.mutable_col(x)
+                                                                   : req.mutable_row(x);
+        if (req.major() == RequestMatrix::Major::kCols) {
+          if (alloc_.matched_out.test(x))
+            line.clear();
+          else
+            line.subtract(taken_in);
+        } else {
+          if (taken_in.test(x))
+            line.clear();
+          else
+            line.subtract(alloc_.matched_out);
+        }
+      });
+    }
+    alloc_.vc_allocators[static_cast<size_t>(v)]->allocate(req, alloc_.vc_match);
+    for (int i : alloc_.vc_match.matched_inputs) {
+      const int o = alloc_.vc_match.out_of_in[static_cast<size_t>(i)];
+      m.add(i, o);
+      alloc_.match_vc[static_cast<size_t>(i)] = v;
+      alloc_.matched_out.set(o);
+    }
+  }
+  alloc_.vc_first = (alloc_.vc_first + 1) % params_.vcs;
 }
 
 Ps Switch::free_outputs(Ps e) {
@@ -82,6 +132,7 @@ Ps Switch::free_outputs(Ps e) {
 // blocked by a full output buffer are woken by out_try when it frees space.
 void Switch::build_requests(Ps e, Ps first_release, Ps& wake) {
   alloc_.requests.clear();
+  for (RequestMatrix& r : alloc_.vc_requests) r.clear();
   alloc_.free_in.clear();
   inputs_.active.for_each([&](int i) {
     const Ps b = inputs_.busy[static_cast<size_t>(i)];
@@ -106,7 +157,8 @@ Ps Switch::grant_matches(Ps e, Ps& wake) {
   std::sort(alloc_.granted_order.begin(), alloc_.granted_order.end());
   for (int i : alloc_.granted_order) {
     const int o = alloc_.match.out_of_in[static_cast<size_t>(i)];
-    const PacketId parent = grant(i, o, e);
+    const int vc = alloc_.vc_allocators.empty() ? -1 : alloc_.match_vc[static_cast<size_t>(i)];
+    const PacketId parent = grant(i, o, e, vc);
     if (parent != kNoPacket) fan_out(i, parent, e, inputs_.busy[static_cast<size_t>(i)]);
     first_free = std::min(first_free, outputs_.busy[static_cast<size_t>(o)]);
     // More packets behind the granted one: look again when this input frees.
@@ -183,7 +235,7 @@ void Switch::request_voq_column(int v, int o) {
   waiting.assign_and(alloc_.column(v, o), alloc_.free_in);
   if (!waiting.any()) return;
   if (alloc_.fits_any[static_cast<size_t>(v)].test(o)) {
-    alloc_.requests.mutable_col(o) |= waiting;
+    alloc_.request_col(o, v, waiting);
     return;
   }
   if (is_engine_port(o)) {
@@ -199,7 +251,7 @@ void Switch::request_voq_column(int v, int o) {
   }
   waiting.for_each([&](int i) {
     if (flits_fit(o, v, inputs_.head_flits(inputs_[static_cast<size_t>(i)], v, o)))
-      alloc_.requests.set(i, o);
+      alloc_.request(i, o, v);
     else
       wait_for_space(o);
   });
@@ -226,11 +278,11 @@ void Switch::request_fifo(Ps& wake) {
       } else if (is_engine_port(o)) {
         const Need n = engine_->need(pool_.get(head), o);
         if (n == kNeedNone)
-          alloc_.requests.set(i, o);
+          alloc_.request(i, o, v);
         else
           eng_.ask(n, i, v, o);
       } else if (head_fits(o, v, head)) {
-        alloc_.requests.set(i, o);
+        alloc_.request(i, o, v);
       } else {
         wait_for_space(o);
       }

@@ -16,7 +16,21 @@
 namespace fabricsim {
 
 struct SwitchAlloc {
-  SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a);
+  // `a`: the allocator; with several VCs, `per_vc` holds one more per VC
+  // (see vc_allocators).
+  SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
+              std::vector<std::unique_ptr<Allocator>> per_vc = {});
+
+  // Input i asks for output o for its head on VC v.
+  void request(int i, int o, int v) {
+    requests.set(i, o);
+    if (!vc_requests.empty()) vc_requests[static_cast<std::size_t>(v)].set(i, o);
+  }
+  // voq: the inputs in `s` ask for output o for their heads on VC v.
+  void request_col(int o, int v, const PortSet& s) {
+    requests.mutable_col(o) |= s;
+    if (!vc_requests.empty()) vc_requests[static_cast<std::size_t>(v)].mutable_col(o) |= s;
+  }
 
   // voq: the fewest flits of any head waiting for o on vc, if known (0: not).
   int& col_min(int vc, int o) { return col_min_flits[index(vc, o)]; }
@@ -40,8 +54,23 @@ struct SwitchAlloc {
 
   int xports;
   std::unique_ptr<Allocator> allocator;
-  RequestMatrix requests;
+  RequestMatrix requests;  // all VCs (what schedule_next looks at)
   Matching match;
+  // With several VCs, each VC has its own requests and its own allocator
+  // (its own round-robin pointers), run one after the other on the ports
+  // still unmatched, from a VC that rotates every edge. One allocator for
+  // all VCs would move an output's grant pointer on every grant of any VC:
+  // where one VC's requests come and go with its output-buffer space while
+  // the other VC's are granted often, the pointer is always just past the
+  // other VC's last requester when the first VC's request comes, and the
+  // inputs far after it wait (measured: NVLS with switch.speedup=2, the
+  // engine ports of the highest-numbered GPU waited up to 6 us for the
+  // output buffers toward the others, and busbw fell below speedup 1's).
+  std::vector<RequestMatrix> vc_requests;
+  std::vector<std::unique_ptr<Allocator>> vc_allocators;
+  Matching vc_match;
+  std::vector<int> match_vc;  // [input] the VC its match this edge is for (-1: any)
+  int vc_first = 0;           // the VC allocated first at the next edge
   PortSet out_free;               // scratch: outputs whose crossbar port is free this edge
   PortSet scratch;                // scratch: a set being worked on
   PortSet matched_out;            // scratch: outputs matched this edge

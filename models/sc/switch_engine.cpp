@@ -111,7 +111,7 @@ void Switch::engine_resource_freed(Ps t) {
 void Switch::request_engine_port(int v, int o) {
   const std::size_t k = eng_.slot(v, o);
   eng_.scratch.assign_and(eng_.need_class[kNeedNone][k], alloc_.free_in);
-  if (eng_.scratch.any()) alloc_.requests.mutable_col(o) |= eng_.scratch;
+  if (eng_.scratch.any()) alloc_.request_col(o, v, eng_.scratch);
   for (Need n : {kNeedTable, kNeedSlot}) {
     eng_.scratch.assign_and(eng_.need_class[n][k], alloc_.free_in);
     if (!eng_.scratch.any()) continue;
@@ -153,9 +153,9 @@ void Switch::share_engine(Need n, Ps e, Ps& wake) {
   }
 }
 
-void Switch::give(EngineShare& sh, std::size_t& free, int i, int o) {
+void Switch::give(EngineShare& sh, std::size_t& free, int i, int v, int o) {
   --free;
-  alloc_.requests.set(i, o);
+  alloc_.request(i, o, v);
   sh.given[static_cast<size_t>(i)] = o;
   sh.given_list.push_back(i);
   sh.rr = (i + 1) % params_.xports;
@@ -178,7 +178,8 @@ void Switch::share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out) {
       left_out = true;
       return false;
     }
-    give(sh, free, i, params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
+    give(sh, free, i, __builtin_ctzll(b) / params_.engine_ports,
+         params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
     if ((b & (b - 1)) != 0) left_out = true;
     return true;
   };
@@ -211,7 +212,7 @@ void Switch::share_by_list(Need n, EngineShare& sh, bool& left_out, bool& promis
       if ((pass == 0) != (a.in >= start)) continue;
       std::size_t& free = sh.budget[static_cast<size_t>(engine_->pool(n, a.port))];
       if (free > 0 && a.in != last) {
-        give(sh, free, a.in, a.port);
+        give(sh, free, a.in, a.vc, a.port);
         last = a.in;
       } else {
         left_out = true;
