@@ -205,9 +205,10 @@ class Switch : public TimedModule, private EngineHost {
     schedule(e, kItemTick);
   }
   void allocate(Ps edge);
+  // With several VCs: each VC's allocator in turn (SwitchAlloc::vc_allocators).
+  void allocate_per_vc();
   // Outputs whose crossbar port is free at edge e into out_free; returns
   // the first time a busy one frees.
-  void allocate_per_vc();
   inline Ps free_outputs(Ps e);
   // The request matrix of edge e; lowers `wake` to the earliest time a
   // blocked request could change.

@@ -36,7 +36,8 @@ SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
       free_requested(p.xports),
       busy_requested(p.xports) {
   if (!vc_allocators.empty())
-    vc_requests.assign(static_cast<size_t>(p.vcs), RequestMatrix(p.xports, p.xports, requests.major()));
+    vc_requests.assign(static_cast<size_t>(p.vcs),
+                       RequestMatrix(p.xports, p.xports, requests.major()));
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
   xfer_ps.resize(static_cast<size_t>(p.max_flits) + 1);
   for (size_t l = 0; l < xfer_ps.size(); ++l)
@@ -77,8 +78,8 @@ void Switch::allocate_per_vc() {
       taken_in.clear();
       for (int i : m.matched_inputs) taken_in.set(i);
       req.written().for_each([&](int x) {
-        PortSet& line = req.major() == RequestMatrix::Major::kCols ? req.mutable_col(x)
-                                                                   : req.mutable_row(x);
+        PortSet& line =
+            req.major() == RequestMatrix::Major::kCols ? req.mutable_col(x) : req.mutable_row(x);
         if (req.major() == RequestMatrix::Major::kCols) {
           if (alloc_.matched_out.test(x))
             line.clear();
