@@ -75,7 +75,6 @@ class NcclNvlsPlan {
   Range piece(int c, std::uint64_t s, int h) const;
   // The channel holding element e.
   int channel_of(std::uint64_t e) const;
-  // The largest step count of any channel.
 
  private:
   struct Channel {

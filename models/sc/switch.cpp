@@ -9,14 +9,16 @@
 namespace fabricsim {
 
 namespace {
-// One allocator per VC (SwitchAlloc::vc_allocators), with several VCs;
-// PIM's streams differ per VC.
-std::vector<std::unique_ptr<Allocator>> vc_allocators(const SwitchParams& p) {
+// The switch's allocators (SwitchAlloc::allocators): one per VC with
+// several VCs (PIM's streams differ per VC), else one.
+std::vector<std::unique_ptr<Allocator>> allocators(const SwitchParams& p) {
   std::vector<std::unique_ptr<Allocator>> a;
   if (p.vcs > 1 && p.queueing != Queueing::kOutput)
     for (int v = 0; v < p.vcs; ++v)
       a.push_back(make_allocator(p.allocator, p.xports, p.xports, p.iterations,
                                  p.seed + static_cast<std::uint64_t>(v) + 1));
+  else
+    a.push_back(make_allocator(p.allocator, p.xports, p.xports, p.iterations, p.seed));
   return a;
 }
 }  // namespace
@@ -33,10 +35,7 @@ Switch::Switch(const sc_core::sc_module_name& name, Scheduler& scheduler,
       window_(window),
       inputs_(params_),
       outputs_(params_),
-      alloc_(params_,
-             make_allocator(params_.allocator, params_.xports, params_.xports, params_.iterations,
-                            params_.seed),
-             vc_allocators(params_)),
+      alloc_(params_, allocators(params_)),
       engine_(engine != nullptr ? make_reduction_engine(*engine, pool, payloads, std::move(alu),
                                                         static_cast<EngineHost&>(*this), window)
                                 : nullptr),

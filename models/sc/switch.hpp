@@ -205,7 +205,7 @@ class Switch : public TimedModule, private EngineHost {
     schedule(e, kItemTick);
   }
   void allocate(Ps edge);
-  // With several VCs: each VC's allocator in turn (SwitchAlloc::vc_allocators).
+  // With several VCs: each VC's allocator in turn (SwitchAlloc::allocators).
   void allocate_per_vc();
   // Outputs whose crossbar port is free at edge e into out_free; returns
   // the first time a busy one frees.

@@ -11,15 +11,13 @@
 
 namespace fabricsim {
 
-SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
-                         std::vector<std::unique_ptr<Allocator>> per_vc)
+SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::vector<std::unique_ptr<Allocator>> a)
     : xports(p.xports),
-      allocator(std::move(a)),
       requests(
           p.xports, p.xports,
           p.queueing == Queueing::kVoq ? RequestMatrix::Major::kCols : RequestMatrix::Major::kRows),
       match(p.xports, p.xports),
-      vc_allocators(std::move(per_vc)),
+      allocators(std::move(a)),
       vc_match(p.xports, p.xports),
       match_vc(static_cast<size_t>(p.xports), -1),
       out_free(p.xports),
@@ -35,7 +33,7 @@ SwitchAlloc::SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
       free_in(p.xports),
       free_requested(p.xports),
       busy_requested(p.xports) {
-  if (!vc_allocators.empty())
+  if (per_vc())
     vc_requests.assign(static_cast<size_t>(p.vcs),
                        RequestMatrix(p.xports, p.xports, requests.major()));
   // Crossbar transfer of L flits at speedup x link rate, rounded up to 1 ps.
@@ -52,10 +50,10 @@ void Switch::allocate(Ps e) {
   const Ps first_release = free_outputs(e);
   Ps wake = kNever;
   build_requests(e, first_release, wake);
-  if (alloc_.vc_allocators.empty())
-    alloc_.allocator->allocate(alloc_.requests, alloc_.match);
-  else
+  if (alloc_.per_vc())
     allocate_per_vc();
+  else
+    alloc_.allocators.front()->allocate(alloc_.requests, alloc_.match);
   alloc_.matched_out.clear();
   for (int i : alloc_.match.matched_inputs)
     alloc_.matched_out.set(alloc_.match.out_of_in[static_cast<size_t>(i)]);
@@ -93,7 +91,7 @@ void Switch::allocate_per_vc() {
         }
       });
     }
-    alloc_.vc_allocators[static_cast<size_t>(v)]->allocate(req, alloc_.vc_match);
+    alloc_.allocators[static_cast<size_t>(v)]->allocate(req, alloc_.vc_match);
     for (int i : alloc_.vc_match.matched_inputs) {
       const int o = alloc_.vc_match.out_of_in[static_cast<size_t>(i)];
       m.add(i, o);
@@ -158,7 +156,7 @@ Ps Switch::grant_matches(Ps e, Ps& wake) {
   std::sort(alloc_.granted_order.begin(), alloc_.granted_order.end());
   for (int i : alloc_.granted_order) {
     const int o = alloc_.match.out_of_in[static_cast<size_t>(i)];
-    const int vc = alloc_.vc_allocators.empty() ? -1 : alloc_.match_vc[static_cast<size_t>(i)];
+    const int vc = alloc_.per_vc() ? alloc_.match_vc[static_cast<size_t>(i)] : -1;
     const PacketId parent = grant(i, o, e, vc);
     if (parent != kNoPacket) fan_out(i, parent, e, inputs_.busy[static_cast<size_t>(i)]);
     first_free = std::min(first_free, outputs_.busy[static_cast<size_t>(o)]);

@@ -16,20 +16,20 @@
 namespace fabricsim {
 
 struct SwitchAlloc {
-  // `a`: the allocator; with several VCs, `per_vc` holds one more per VC
-  // (see vc_allocators).
-  SwitchAlloc(const SwitchParams& p, std::unique_ptr<Allocator> a,
-              std::vector<std::unique_ptr<Allocator>> per_vc = {});
+  // `a`: one allocator for all VCs, or one per VC (see allocators).
+  SwitchAlloc(const SwitchParams& p, std::vector<std::unique_ptr<Allocator>> a);
+
+  bool per_vc() const { return allocators.size() > 1; }
 
   // Input i asks for output o for its head on VC v.
   void request(int i, int o, int v) {
     requests.set(i, o);
-    if (!vc_requests.empty()) vc_requests[static_cast<std::size_t>(v)].set(i, o);
+    if (per_vc()) vc_requests[static_cast<std::size_t>(v)].set(i, o);
   }
   // voq: the inputs in `s` ask for output o for their heads on VC v.
   void request_col(int o, int v, const PortSet& s) {
     requests.mutable_col(o) |= s;
-    if (!vc_requests.empty()) vc_requests[static_cast<std::size_t>(v)].mutable_col(o) |= s;
+    if (per_vc()) vc_requests[static_cast<std::size_t>(v)].mutable_col(o) |= s;
   }
 
   // voq: the fewest flits of any head waiting for o on vc, if known (0: not).
@@ -53,7 +53,6 @@ struct SwitchAlloc {
   }
 
   int xports;
-  std::unique_ptr<Allocator> allocator;
   RequestMatrix requests;  // all VCs (what schedule_next looks at)
   Matching match;
   // With several VCs, each VC has its own requests and its own allocator
@@ -66,8 +65,8 @@ struct SwitchAlloc {
   // inputs far after it wait (measured: NVLS with switch.speedup=2, the
   // engine ports of the highest-numbered GPU waited up to 6 us for the
   // output buffers toward the others, and busbw fell below speedup 1's).
-  std::vector<RequestMatrix> vc_requests;
-  std::vector<std::unique_ptr<Allocator>> vc_allocators;
+  std::vector<std::unique_ptr<Allocator>> allocators;  // [VC], or one for all VCs
+  std::vector<RequestMatrix> vc_requests;             // [VC], with several allocators
   Matching vc_match;
   std::vector<int> match_vc;      // [input] the VC its match this edge is for (-1: any)
   int vc_first = 0;               // the VC allocated first at the next edge

@@ -178,8 +178,8 @@ void Switch::share_by_bits(EngineShare& sh, std::size_t& free, bool& left_out) {
       left_out = true;
       return false;
     }
-    give(sh, free, i, __builtin_ctzll(b) / params_.engine_ports,
-         params_.engine_port + __builtin_ctzll(b) % params_.engine_ports);
+    const int bit = __builtin_ctzll(b);  // the first (VC, port) it asks for
+    give(sh, free, i, bit / params_.engine_ports, params_.engine_port + bit % params_.engine_ports);
     if ((b & (b - 1)) != 0) left_out = true;
     return true;
   };

@@ -139,7 +139,7 @@ TEST(GpuSideNvls, RefusesWhatNcclDoesNotRun) {
 
 // collective.algorithm=auto: each size runs what NCCL's tuner picks
 // (NcclTuner::all_reduce), exact either way. On 8 GPUs the ring with LL
-// below about 1 MB, NVLS above; on 2 GPUs the ring at every size; with
+// below about 1.2 MB, NVLS above; on 2 GPUs the ring at every size; with
 // collective.protocol=ll the ring only (NCCL runs NVLS with Simple only);
 // with fp32 max the ring only (multimem.ld_reduce has no max for fp32).
 TEST(GpuSideNvls, AutoPicksRingOrNvlsPerSizeAsNcclsTuner) {
