@@ -123,6 +123,13 @@ void add_gpu_keys(Schema<Config>& s) {
              "(nccl-tests -G 1, its banner's 'graph: 1'; fabricsim compare sets it from the log), so "
              "each kernel starts gpu.graph_launch_ns after its call instead of gpu.launch_ns, "
              "and gpu.host_call_ns does not apply (the host launches the graph once)");
+  s.add_real("gpu.slice_sync_ns", &C::gpu, &GpuConfig::slice_sync_ns, "ns", 0, 1e6,
+             "collective.algorithm=ring with collective.protocol=simple: time from the moment a "
+             "slice's op may start (its flag and data in, a slot free, the previous op ended) to "
+             "its first write: the CTA's two barriers per slice and the first dependent load of "
+             "the slice's data before any store (NVIDIA/nccl src/device/prims_simple.h "
+             "genericOp: waitPeer, subBarrier, reduceCopy, barrier, postPeer). No published "
+             "figure: 0 (not modelled) by default");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
              "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "

@@ -72,6 +72,8 @@ class CollectiveAlgorithm {
   // A packet arrived (anything but a read request, which the GPU answers):
   // the algorithm takes its payload (forwards, keeps or releases it).
   virtual void receive(const Packet& in) = 0;
+  // A timer the algorithm set with wake_at is due, with its tag.
+  virtual void timer(std::uint32_t /*tag*/) {}
 
  protected:
   using Port = Gpu::Port;
@@ -110,6 +112,8 @@ class CollectiveAlgorithm {
   void queue_deferred(PacketId id) const { gpu_.queue_deferred(id); }
   // Every link with something to send looks at its queues at once (an event).
   void wake_links() const { gpu_.wake_links(); }
+  // timer(tag) runs at time t (>= now), as an event of this GPU.
+  void wake_at(Ps t, std::uint32_t tag) const { gpu_.schedule(t, Gpu::kItemAlgo, tag); }
   // Takes the port's next first-step entry and makes its packet for `step`,
   // sized for the port's link; with `data`, carrying our input for it.
   PacketId take_first_step(Port& port, int step, bool data) const {

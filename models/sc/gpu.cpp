@@ -292,6 +292,9 @@ void Gpu::handle(const Item& item) {
     case kItemStart:
       start_work();
       break;
+    case kItemAlgo:
+      algo_->timer(item.a);
+      break;
     case kItemTry: {
       Port& p = ports_[item.a];
       if (item.time == p.try_at) p.try_at = kNever;

@@ -88,7 +88,8 @@ class Gpu : public TimedModule {
 
  private:
   friend class CollectiveAlgorithm;  // its helpers are the algorithms' access
-  enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18 };
+  // kItemAlgo: the algorithm's own timer (CollectiveAlgorithm::timer).
+  enum : std::uint16_t { kItemTry = 16, kItemBegin = 17, kItemStart = 18, kItemAlgo = 19 };
   // A first-step entry: the element its packet starts at, in the low bits;
   // an algorithm may tag the top two bits.
   static constexpr std::uint64_t kEntryElement = (1ull << 62) - 1;

@@ -133,6 +133,27 @@ TEST(GpuSide, HostCallFloor) {
   for (int row = 0; row < 3; ++row) EXPECT_DOUBLE_EQ(time(2, row), time(0, row));
 }
 
+// gpu.slice_sync_ns delays every Simple op's first write: 1 KiB on 4 GPUs and
+// one channel is a chain of 2n - 1 = 7 ops, one slice each, every one waiting
+// on the one before (its flag), so the call takes 7 x 1 us longer, every
+// element still exact. LL passes lines on as they come: no such wait.
+TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
+  std::vector<Config> cs;
+  for (const char* proto : {"simple", "ll"})
+    for (const char* sync : {"0", "1000"})
+      cs.push_back(nccl_ring({"topology.endpoints=4", std::string("collective.protocol=") + proto,
+                              "collective.min_bytes=1024", "collective.max_bytes=1024",
+                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
+                              std::string("gpu.slice_sync_ns=") + sync}));
+  const auto s = run_fabrics(cs);
+  const auto time = [&](std::size_t k) {
+    return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
+  };
+  for (const auto& r : s) expect_exact(r, 4);
+  EXPECT_NEAR(time(1) - time(0), 7.0, 0.01);
+  EXPECT_DOUBLE_EQ(time(3), time(2));
+}
+
 TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
   for (const auto& [set, words] : std::vector<std::pair<std::string, std::string>>{
            {"collective.algorithm=push", "collective.algorithm=ring"},

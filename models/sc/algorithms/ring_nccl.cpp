@@ -20,7 +20,9 @@
 // next GPU's FIFO is free; an LL or LL128 op when the slot is free, passing
 // each line on as it arrives. An op ends when its last write has left. The
 // next op may start before the fence of the last one is over (NCCL's post
-// thread fences while the others copy on).
+// thread fences while the others copy on). With Simple, an op's first write
+// goes gpu.slice_sync_ns after it may start: the CTA's barriers and the
+// slice's first dependent load (prims_simple.h genericOp), one per slice.
 //
 // Timing assumptions: the SMs copy and add as fast as the links take the
 // writes (the links, not the SMs, are the limit); polling a flag costs
@@ -30,6 +32,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/nccl_ring.hpp"
+#include "models/core/time.hpp"
 #include "models/sc/collective_algorithm.hpp"
 
 namespace fabricsim {
@@ -45,7 +48,8 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
       : CollectiveAlgorithm(gpu),
         acks_(cfg.gpu.write_acks),
         ack_vc_(cfg.sw.vcs > 1 ? 1 : 0),
-        payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)) {}
+        payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)),
+        slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)) {}
 
   void begin_call() override;
   void start_work() override;
@@ -61,11 +65,13 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
+  void timer(std::uint32_t c) override;  // channel c's op may write now
 
  private:
   struct Channel {
     NcclRingPlan::Cursor cursor;
     bool running = false;          // its op has started and not ended
+    bool syncing = false;          // its next op waits gpu.slice_sync_ns to start
     std::uint64_t to_make = 0;     // writes of the running op not made yet
     std::uint64_t sent = 0;        // slices sent (ops with a send that ended)
     std::uint64_t consumed = 0;    // slices received and done with
@@ -111,6 +117,7 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   bool acks_;
   int ack_vc_;
   std::uint64_t payload_;  // collective.payload_bytes: a write's bytes on the wire
+  Ps slice_sync_;          // gpu.slice_sync_ns (Simple only)
   // The current call's protocol (NcclRingShape): slices a sender may be
   // ahead, data elements per write, data bytes per wire byte (num_ / den_),
   // and whether lines are passed on as they arrive.
@@ -186,7 +193,7 @@ void RingNcclAlgorithm::start_work() {
 }
 
 bool RingNcclAlgorithm::can_start(const Channel& ch) const {
-  if (ch.running || ch.cursor.done()) return false;
+  if (ch.running || ch.syncing || ch.cursor.done()) return false;
   const NcclRingPlan::Op& op = ch.cursor.op();
   // Simple: the whole slice and its flag; LL, LL128: lines go on as they come.
   if (!per_line_ && op.recv &&
@@ -197,7 +204,23 @@ bool RingNcclAlgorithm::can_start(const Channel& ch) const {
 
 void RingNcclAlgorithm::run(int c) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
-  while (can_start(ch)) start(c);
+  while (can_start(ch)) {
+    if (slice_sync_ > 0 && !per_line_) {  // Simple: the slice's barriers and first load
+      ch.syncing = true;
+      wake_at(now() + slice_sync_, static_cast<std::uint32_t>(c));
+      return;
+    }
+    start(c);
+  }
+}
+
+// What let the op start still holds: flags, data and credits only grow, and
+// nothing else of the channel moves while it waits.
+void RingNcclAlgorithm::timer(std::uint32_t tag) {
+  const int c = static_cast<int>(tag);
+  channels_[tag].syncing = false;
+  start(c);
+  settle(c);
 }
 
 void RingNcclAlgorithm::start(int c) {
