@@ -65,7 +65,7 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
-  void timer(std::uint32_t c) override;  // channel c's op may write now
+  void timer(std::uint32_t tag) override;  // tag: the channel whose op may write now
 
  private:
   struct Channel {
