@@ -78,7 +78,9 @@ Config scaleout_tier_config(const Config& c) {
   t.link.retry = so.retry;
   t.link.replay_buffer_flits = so.replay_buffer_flits;
   // Whether the tier's switches have reduction engines (scaleout.sharp) is
-  // the fabric builder's decision, per switch (models/sc/fabric_params.cpp).
+  // the fabric builder's decision, per switch (models/sc/fabric_params.cpp);
+  // how their engines are built is the tier's own.
+  t.reduction.organisation = so.sharp_organisation;
   return t;
 }
 

@@ -112,6 +112,8 @@ struct ScaleOutConfig {
   double switch_latency_ns = 200;
   std::int64_t buffer_flits = 4096;
   bool sharp = false;  // in-network aggregation at the leaves (hierarchical all-reduce)
+  // How a leaf's or spine's engine is built (reduction.organisation's values).
+  EngineOrganisation sharp_organisation = EngineOrganisation::kCentral;
   // Reliability of the NIC, leaf and spine links (docs/reliability.md); the
   // burst length, FEC decode time and ack delay are link.*'s.
   double ber = 0;

@@ -401,6 +401,13 @@ void add_scaleout_keys(Keys& s) {
              "leaf's reduction engine (reduction.*), which folds them in domain order and "
              "multicasts the sum back: S/D each way per GPU instead of the ring's "
              "2(m-1)/m x S/D. Needs each rank's NICs on one leaf (placement rail, or 1 tier)");
+  s.add_choice("scaleout.sharp_organisation", &C::scaleout, &ScaleOutConfig::sharp_organisation,
+               kEngineOrganisations,
+               "scaleout.sharp: how a leaf's or spine's engine is built, as "
+               "reduction.organisation for the scale-up chips (whose setting the tier does not "
+               "inherit: a distributed slice is sized as a share of an NVSwitch chip and a "
+               "scale-up link, reduction.chip_ports; an InfiniBand switch's aggregation "
+               "organisation is not published)");
 }
 
 // Links: SerDes lanes, latency, flits, and their reliability.

@@ -115,6 +115,35 @@ TEST(ScaleOut, HierarchicalAllReduceIsExactAndMovesTheAccountedBytes) {
   for (const auto& st : s) EXPECT_EQ(st["conservation"]["lost"].get<int>(), 0);
 }
 
+// The leaves' engines are built as scaleout.sharp_organisation says, central
+// by default, whatever the scale-up chips' reduction.organisation: a
+// distributed slice is a share of an NVSwitch chip and of a scale-up link.
+// With the chips' distributed slices on the leaves SHARP is slower (4 MiB:
+// each slice's 16 B per cycle is half a 400 Gb/s NIC).
+TEST(ScaleOut, SharpEnginesHaveTheTiersOwnOrganisation) {
+  const std::string size = std::to_string(4u << 20);
+  std::vector<Config> cs;
+  for (const char* o : {"central", "distributed"})
+    cs.push_back(two_dgx({"collective.algorithm=hierarchical", "scaleout.sharp=true",
+                          "reduction.organisation=distributed",
+                          std::string("scaleout.sharp_organisation=") + o,
+                          "collective.min_bytes=" + size, "collective.max_bytes=" + size}));
+  const auto s = run_fabrics(cs);
+  const char* want[] = {"central", "distributed"};
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    EXPECT_EQ(s[k]["collectives"]["rows"][0]["wrong"].get<std::uint64_t>(), 0u);
+    int engines = 0;
+    for (const auto& [name, sw] : s[k]["switches"].items())
+      if (sw.contains("reduction_engine")) {
+        ++engines;
+        EXPECT_EQ(sw["reduction_engine"]["organisation"].get<std::string>(), want[k]) << name;
+      }
+    EXPECT_GT(engines, 0);
+  }
+  EXPECT_GT(s[0]["collectives"]["rows"][0]["busbw_GBps"].get<double>(),
+            s[1]["collectives"]["rows"][0]["busbw_GBps"].get<double>());
+}
+
 // Phase 2 by a binary tree (collective.inter=tree) over 5 domains of 2
 // GPUs: domain 0 the root with children 1 and 2, domain 1 with 3 and 4.
 // Exact against the tree's fold order (own sum, then children in order),
