@@ -406,8 +406,8 @@ void add_scaleout_keys(Keys& s) {
                "scaleout.sharp: how a leaf's or spine's engine is built, as "
                "reduction.organisation for the scale-up chips (whose setting the tier does not "
                "inherit: a distributed slice is sized as a share of an NVSwitch chip and a "
-               "scale-up link, reduction.chip_ports; an InfiniBand switch's aggregation "
-               "organisation is not published)");
+               "scale-up link, reduction.chip_ports). An InfiniBand switch's aggregation "
+               "organisation is not published: the default, central, is an assumption");
 }
 
 // Links: SerDes lanes, latency, flits, and their reliability.
