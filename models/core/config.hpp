@@ -166,6 +166,7 @@ struct GpuConfig {
   bool cuda_graph = false;              // calls launched from a CUDA graph (nccl-tests -G 1)
   double graph_launch_ns = 0;           // launch_ns's counterpart for graph launches
   double slice_sync_ns = 0;             // ring, Simple: a slice's barriers and first load
+  double channel_gbps = 0;              // ring: one channel's (CTA's) copy rate; 0 unlimited
   double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
   // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).

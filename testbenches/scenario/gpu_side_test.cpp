@@ -154,6 +154,34 @@ TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
   EXPECT_DOUBLE_EQ(time(3), time(2));
 }
 
+// gpu.channel_gbps: one channel's CTA copies at that rate. On 2 GPUs a rank
+// sends its half of the data (step 0), adds and sends the other half (step
+// 1) and copies the half it receives last out of the FIFO (step 2): 1.5 x
+// 256 KiB at 1 GB/s is 393.2 us, far beyond what the links take, and the
+// slices overlap so that the CTA never waits (2 slices per chunk). Each
+// protocol counts data bytes (LL's writes carry half as many), and every
+// element is still exact.
+TEST(GpuSide, ChannelCopyRateBoundsTheCall) {
+  std::vector<Config> cs;
+  for (const char* proto : {"simple", "ll"})
+    for (const char* rate : {"0", "1"})
+      cs.push_back(nccl_ring({"topology.endpoints=2", std::string("collective.protocol=") + proto,
+                              "collective.min_bytes=262144", "collective.max_bytes=262144",
+                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
+                              std::string("gpu.channel_gbps=") + rate}));
+  const auto s = run_fabrics(cs);
+  const auto time = [&](std::size_t k) {
+    return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
+  };
+  for (const auto& r : s) expect_exact(r, 2);
+  const double bound = 1.5 * 262144 / 1e3;  // us at 1 GB/s
+  for (std::size_t k : {1u, 3u}) {
+    EXPECT_GT(time(k), bound) << k;
+    EXPECT_LT(time(k), 1.02 * bound) << k;
+    EXPECT_LT(time(k - 1), 0.25 * bound) << k;
+  }
+}
+
 TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {
   for (const auto& [set, words] : std::vector<std::pair<std::string, std::string>>{
            {"collective.algorithm=push", "collective.algorithm=ring"},

@@ -24,13 +24,23 @@
 // goes gpu.slice_sync_ns after it may start: the CTA's barriers and the
 // slice's first dependent load (prims_simple.h genericOp), one per slice.
 //
-// Timing assumptions: the SMs copy and add as fast as the links take the
-// writes (the links, not the SMs, are the limit); polling a flag costs
-// nothing after it arrives; the kernel starts gpu.launch_ns after the call.
+// With gpu.channel_gbps, a channel's CTA copies at that rate: each write of
+// an op (or, with LL and LL128, each line passed on) is made once the CTA
+// has spent its data bytes / gpu.channel_gbps on it, one after another, and
+// the last step's slice (received, not sent) is output once the CTA has
+// copied it out of the FIFO into the output buffer at the same rate (NCCL's
+// recv into an unregistered buffer). The CTA's time runs on across ops.
+// Unset, the writes are made as fast as the links take them and the last
+// step's slice is output as it lands.
+//
+// Timing assumptions: polling a flag costs nothing after it arrives; a copy
+// out of the FIFO costs as much per byte as a copy to the next GPU; the
+// kernel starts gpu.launch_ns after the call.
 #include <algorithm>
 #include <vector>
 
 #include "models/core/errors.hpp"
+#include "models/core/ring.hpp"
 #include "models/core/nccl_ring.hpp"
 #include "models/core/time.hpp"
 #include "models/sc/collective_algorithm.hpp"
@@ -49,7 +59,8 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
         acks_(cfg.gpu.write_acks),
         ack_vc_(cfg.sw.vcs > 1 ? 1 : 0),
         payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)),
-        slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)) {}
+        slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)),
+        ps_per_byte_(cfg.gpu.channel_gbps > 0 ? 1000.0 / cfg.gpu.channel_gbps : 0) {}
 
   void begin_call() override;
   void start_work() override;
@@ -65,9 +76,18 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
-  void timer(std::uint32_t tag) override;  // tag: the channel whose op may write now
+  // tag: the channel whose op may write now, or (with kCopied) whose CTA
+  // has copied the data of its next write.
+  void timer(std::uint32_t tag) override;
 
  private:
+  struct Copy {
+    std::uint64_t entry = 0;
+    Ps done = 0;
+  };
+  static constexpr std::uint32_t kCopied = 1u << 31;  // timer tag: a copy is done
+  // A Copy's entry tag: output copied out of the FIFO (the last step), not a write.
+  static constexpr std::uint64_t kOutput = 1ull << 62;
   struct Channel {
     NcclRingPlan::Cursor cursor;
     bool running = false;          // its op has started and not ended
@@ -82,6 +102,12 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
     std::vector<std::uint64_t> unacked;  // [slice % window] writes awaiting a response
     std::uint64_t unacked_all = 0;       // all of them
     bool closed = false;  // every op ended, every slice sent flagged and credited
+    // gpu.channel_gbps: writes the CTA is copying, each with the time it is
+    // done, the time the CTA is free, and whether a timer waits for the
+    // first of them (they are done in order).
+    Ring<Copy> copying;
+    Ps copy_free = 0;
+    bool copy_timer = false;
     // The slices to receive next: a cursor ahead of ours, and the first
     // element of each (an arriving write finds its place from it).
     NcclRingPlan::Cursor ahead;
@@ -113,11 +139,17 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   void settle(int c);  // channel c may have nothing left to do or wait for
 
   void took_line(int c, std::uint64_t first);  // LL, LL128: a line of the running op is in
+  // A write of channel c's running op may be made once the CTA has copied
+  // its data (at once without gpu.channel_gbps). `look`: its link looks at
+  // once (not from inside a link's send).
+  void copy(int c, std::uint64_t entry, bool look);
+  void copied(int c);  // the timer: the writes copied by now go to their links
 
   bool acks_;
   int ack_vc_;
   std::uint64_t payload_;  // collective.payload_bytes: a write's bytes on the wire
   Ps slice_sync_;          // gpu.slice_sync_ns (Simple only)
+  double ps_per_byte_;     // 1 / gpu.channel_gbps; 0: the links alone bound the copy
   // The current call's protocol (NcclRingShape): slices a sender may be
   // ahead, data elements per write, data bytes per wire byte (num_ / den_),
   // and whether lines are passed on as they arrive.
@@ -217,6 +249,10 @@ void RingNcclAlgorithm::run(int c) {
 // What let the op start still holds: flags, data and credits only grow, and
 // nothing else of the channel moves while it waits.
 void RingNcclAlgorithm::timer(std::uint32_t tag) {
+  if ((tag & kCopied) != 0) {
+    copied(static_cast<int>(tag & ~kCopied));
+    return;
+  }
   const int c = static_cast<int>(tag);
   channels_[tag].syncing = false;
   start(c);
@@ -228,6 +264,13 @@ void RingNcclAlgorithm::start(int c) {
   const NcclRingPlan::Op& op = ch.cursor.op();
   ch.running = true;
   if (!op.send) {  // the last step: the data is our output, once it is all in
+    if (ps_per_byte_ > 0 && op.count > 0) {  // the CTA copies it out of the FIFO
+      ch.to_make = (op.count + write_ - 1) / write_;
+      for (std::uint64_t e = op.first; e < op.first + op.count; e += write_)
+        if (!per_line_ || held(ch, ch.consumed, (e - op.first) / write_) != kNoPayload)
+          copy(c, e | kOutput, false);
+      return;
+    }
     if (ch.arrived[ch.consumed % window_] < op.count * es()) return;  // (LL, LL128)
     finished_slice(ch);
     end_op(c);
@@ -238,7 +281,7 @@ void RingNcclAlgorithm::start(int c) {
   for (std::uint64_t e = op.first; e < op.first + op.count; e += pe)
     // LL, LL128: the lines in so far; the rest go on as they arrive.
     if (!per_line_ || !op.recv || held(ch, ch.consumed, (e - op.first) / pe) != kNoPayload)
-      push_first_step(e);
+      copy(c, e, false);
   if (ch.to_make == 0) {
     end_op(c);
     return;
@@ -378,12 +421,53 @@ void RingNcclAlgorithm::took_line(int c, std::uint64_t first) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const NcclRingPlan::Op& op = ch.cursor.op();
   if (op.send) {
-    send_first_step(first);
+    copy(c, first, true);
+    return;
+  }
+  if (ps_per_byte_ > 0) {
+    copy(c, first | kOutput, false);
     return;
   }
   if (ch.arrived[ch.consumed % window_] < op.count * es()) return;
   finished_slice(ch);
   end_op(c);
+}
+
+void RingNcclAlgorithm::copy(int c, std::uint64_t entry, bool look) {
+  if (ps_per_byte_ == 0) {
+    if (look)
+      send_first_step(entry);
+    else
+      push_first_step(entry);
+    return;
+  }
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  const auto bytes = static_cast<double>(first_step_count(entry & kEntryElement) * es());
+  ch.copy_free = std::max(now(), ch.copy_free) + static_cast<Ps>(bytes * ps_per_byte_ + 0.5);
+  ch.copying.push_back(Copy{entry, ch.copy_free});
+  if (!ch.copy_timer) {
+    ch.copy_timer = true;
+    wake_at(ch.copy_free, kCopied | static_cast<std::uint32_t>(c));
+  }
+}
+
+void RingNcclAlgorithm::copied(int c) {
+  Channel& ch = channels_[static_cast<std::size_t>(c)];
+  ch.copy_timer = false;
+  while (!ch.copying.empty() && ch.copying.front().done <= now()) {
+    const std::uint64_t entry = ch.copying.front().entry;
+    ch.copying.pop_front();
+    if ((entry & kOutput) == 0) {
+      send_first_step(entry);  // (its op may end here, and the next one start: copy())
+    } else if (--ch.to_make == 0) {  // the received slice is all copied out
+      finished_slice(ch);
+      end_op(c);
+    }
+  }
+  if (!ch.copying.empty() && !ch.copy_timer) {
+    ch.copy_timer = true;
+    wake_at(ch.copying.front().done, kCopied | static_cast<std::uint32_t>(c));
+  }
 }
 
 // The call is over for us when every op has ended, every slice we sent is
