@@ -37,6 +37,7 @@
 // out of the FIFO costs as much per byte as a copy to the next GPU; the
 // kernel starts gpu.launch_ns after the call.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "models/core/errors.hpp"
@@ -443,7 +444,7 @@ void RingNcclAlgorithm::copy(int c, std::uint64_t entry, bool look) {
   }
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const auto bytes = static_cast<double>(first_step_count(entry & kEntryElement) * es());
-  ch.copy_free = std::max(now(), ch.copy_free) + static_cast<Ps>(bytes * ps_per_byte_ + 0.5);
+  ch.copy_free = std::max(now(), ch.copy_free) + static_cast<Ps>(std::llround(bytes * ps_per_byte_));
   ch.copying.push_back(Copy{entry, ch.copy_free});
   if (!ch.copy_timer) {
     ch.copy_timer = true;
