@@ -81,13 +81,16 @@ TEST(GpuSide, WriteResponsesAreOneFlitPerDataWrite) {
 // NCCL drops a channel while the message is below channels x 512 threads x
 // 64 B (24 channels: 768 KiB); the kernels start gpu.launch_ns late (the
 // call takes that much longer, within what the links' flit-time phase moves).
+// Without the preset's CTA copy rate and wait per slice, whose timers shift
+// that phase further.
 TEST(GpuSide, ChannelsPerSizeAndLaunch) {
   std::vector<Config> cs;
   for (const char* launch : {"0", "5000"})
     cs.push_back(nccl_ring({"collective.protocol=simple", "collective.min_bytes=1024",
-                                     "collective.max_bytes=1048576",
-                                     "collective.step_factor=32", "collective.data=false",
-                                     "gpu.host_call_ns=0", std::string("gpu.launch_ns=") + launch}));
+                            "collective.max_bytes=1048576", "collective.step_factor=32",
+                            "collective.data=false", "gpu.host_call_ns=0",
+                            "gpu.channel_gbps=0", "gpu.slice_sync_ns=0",
+                            std::string("gpu.launch_ns=") + launch}));
   const auto s = run_fabrics(cs);
   const auto& rows = s[0]["collectives"]["rows"];
   ASSERT_EQ(rows.size(), 3u);
@@ -105,11 +108,13 @@ TEST(GpuSide, ChannelsPerSizeAndLaunch) {
 // 4 and 9 us after a 5 us launch) take exactly the 20 us floor, twice in a row;
 // 4 MiB (about 27 us) is not held, within 2% (its calls start at other
 // times, after a fabric that had time to go quiet); calls from a CUDA graph
-// have no floor.
+// have no floor. Without the preset's CTA copy rate and wait per slice,
+// which make the small kernels longer than the floor.
 TEST(GpuSide, HostCallFloor) {
   const std::vector<std::string> base = {"collective.protocol=simple", "collective.min_bytes=1024",
                                          "collective.max_bytes=4194304", "collective.step_factor=64",
-                                         "collective.data=false", "collective.iterations=2"};
+                                         "collective.data=false", "collective.iterations=2",
+                                         "gpu.channel_gbps=0", "gpu.slice_sync_ns=0"};
   const auto with = [&](std::vector<std::string> sets) {
     sets.insert(sets.begin(), base.begin(), base.end());
     return nccl_ring(sets);

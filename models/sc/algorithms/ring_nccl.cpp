@@ -41,8 +41,8 @@
 #include <vector>
 
 #include "models/core/errors.hpp"
-#include "models/core/ring.hpp"
 #include "models/core/nccl_ring.hpp"
+#include "models/core/ring.hpp"
 #include "models/core/time.hpp"
 #include "models/sc/collective_algorithm.hpp"
 
