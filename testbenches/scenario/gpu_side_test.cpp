@@ -138,19 +138,29 @@ TEST(GpuSide, HostCallFloor) {
   for (int row = 0; row < 3; ++row) EXPECT_DOUBLE_EQ(time(2, row), time(0, row));
 }
 
+// Simple, then LL: one call of `bytes` on n GPUs over one channel, without a
+// launch, once per value of `key`. The preset's CTA copy rate and wait per
+// slice are off but for `key`.
+std::vector<Config> one_channel_runs(int n, int bytes, const std::string& key,
+                                     const std::vector<std::string>& values) {
+  std::vector<Config> cs;
+  for (const char* proto : {"simple", "ll"})
+    for (const std::string& v : values)
+      cs.push_back(nccl_ring({"topology.endpoints=" + std::to_string(n),
+                              std::string("collective.protocol=") + proto,
+                              "collective.min_bytes=" + std::to_string(bytes),
+                              "collective.max_bytes=" + std::to_string(bytes),
+                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
+                              "gpu.channel_gbps=0", "gpu.slice_sync_ns=0", key + "=" + v}));
+  return cs;
+}
+
 // gpu.slice_sync_ns delays every Simple op's first write: 1 KiB on 4 GPUs and
 // one channel is a chain of 2n - 1 = 7 ops, one slice each, every one waiting
 // on the one before (its flag), so the call takes 7 x 1 us longer, every
 // element still exact. LL passes lines on as they come: no such wait.
 TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
-  std::vector<Config> cs;
-  for (const char* proto : {"simple", "ll"})
-    for (const char* sync : {"0", "1000"})
-      cs.push_back(nccl_ring({"topology.endpoints=4", std::string("collective.protocol=") + proto,
-                              "collective.min_bytes=1024", "collective.max_bytes=1024",
-                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
-                              std::string("gpu.slice_sync_ns=") + sync}));
-  const auto s = run_fabrics(cs);
+  const auto s = run_fabrics(one_channel_runs(4, 1024, "gpu.slice_sync_ns", {"0", "1000"}));
   const auto time = [&](std::size_t k) {
     return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
   };
@@ -167,14 +177,7 @@ TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
 // protocol counts data bytes (LL's writes carry half as many), and every
 // element is still exact.
 TEST(GpuSide, ChannelCopyRateBoundsTheCall) {
-  std::vector<Config> cs;
-  for (const char* proto : {"simple", "ll"})
-    for (const char* rate : {"0", "1"})
-      cs.push_back(nccl_ring({"topology.endpoints=2", std::string("collective.protocol=") + proto,
-                              "collective.min_bytes=262144", "collective.max_bytes=262144",
-                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
-                              std::string("gpu.channel_gbps=") + rate}));
-  const auto s = run_fabrics(cs);
+  const auto s = run_fabrics(one_channel_runs(2, 262144, "gpu.channel_gbps", {"0", "1"}));
   const auto time = [&](std::size_t k) {
     return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
   };
