@@ -129,15 +129,19 @@ void add_gpu_keys(Schema<Config>& s) {
              "its first write: the CTA's two barriers per slice and the first dependent load of "
              "the slice's data before any store (NVIDIA/nccl src/device/prims_simple.h "
              "genericOp: waitPeer, subBarrier, reduceCopy, barrier, postPeer). No published "
-             "figure: 0 (not modelled) by default");
+             "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a "
+             "calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.channel_gbps", &C::gpu, &GpuConfig::channel_gbps, "GB/s", 0, 1e5,
              "collective.algorithm=ring with a protocol other than ideal: the rate at which one "
              "channel's CTA copies and reduces the data it sends (GB/s of data): each write of an "
              "op is made once the CTA has spent its bytes / this on it, one write after another "
-             "(the SMs, not only the links, bound a channel). NCCL's tuner caps a Hopper "
-             "channel at 36.7 GB/s (ring, LL128: perChMaxRingLL128Bws) and 38.7 GB/s (tree, "
-             "Simple, one node: perChMaxTreeBws; NVIDIA/nccl src/graph/tuning.cc). 0 (unlimited: "
-             "the links alone bound the copy) by default");
+             "(the SMs, not only the links, bound a channel), and the last step's slice is "
+             "output once the CTA has copied it out of the FIFO at the same rate. NCCL's tuner "
+             "caps a Hopper channel at 36.7 GB/s (ring, LL128: perChMaxRingLL128Bws) and "
+             "38.7 GB/s (tree, Simple, one node: perChMaxTreeBws; NVIDIA/nccl "
+             "src/graph/tuning.cc). 0 (unlimited: the links alone bound the copy, and the last "
+             "slice is output as it lands) by default; configs/dgx-h100-nccl.yaml holds a "
+             "calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
              "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "

@@ -138,11 +138,11 @@ TEST(GpuSide, HostCallFloor) {
   for (int row = 0; row < 3; ++row) EXPECT_DOUBLE_EQ(time(2, row), time(0, row));
 }
 
-// Simple, then LL: one call of `bytes` on n GPUs over one channel, without a
-// launch, once per value of `key`. The preset's CTA copy rate and wait per
-// slice are off but for `key`.
-std::vector<Config> one_channel_runs(int n, int bytes, const std::string& key,
-                                     const std::vector<std::string>& values) {
+// Simple, then LL: one call of `bytes` on n GPUs over `channels` channels,
+// without a launch, once per value of `key`. The preset's CTA copy rate and
+// wait per slice are off but for `key`.
+std::vector<Config> channel_runs(int n, int bytes, const std::string& key,
+                                 const std::vector<std::string>& values, int channels = 1) {
   std::vector<Config> cs;
   for (const char* proto : {"simple", "ll"})
     for (const std::string& v : values)
@@ -150,8 +150,9 @@ std::vector<Config> one_channel_runs(int n, int bytes, const std::string& key,
                               std::string("collective.protocol=") + proto,
                               "collective.min_bytes=" + std::to_string(bytes),
                               "collective.max_bytes=" + std::to_string(bytes),
-                              "collective.channels=1", "gpu.launch_ns=0", "gpu.host_call_ns=0",
-                              "gpu.channel_gbps=0", "gpu.slice_sync_ns=0", key + "=" + v}));
+                              "collective.channels=" + std::to_string(channels),
+                              "gpu.launch_ns=0", "gpu.host_call_ns=0", "gpu.channel_gbps=0",
+                              "gpu.slice_sync_ns=0", key + "=" + v}));
   return cs;
 }
 
@@ -160,7 +161,7 @@ std::vector<Config> one_channel_runs(int n, int bytes, const std::string& key,
 // on the one before (its flag), so the call takes 7 x 1 us longer, every
 // element still exact. LL passes lines on as they come: no such wait.
 TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
-  const auto s = run_fabrics(one_channel_runs(4, 1024, "gpu.slice_sync_ns", {"0", "1000"}));
+  const auto s = run_fabrics(channel_runs(4, 1024, "gpu.slice_sync_ns", {"0", "1000"}));
   const auto time = [&](std::size_t k) {
     return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
   };
@@ -175,15 +176,18 @@ TEST(GpuSide, SliceSyncDelaysEverySimpleOp) {
 // 256 KiB at 1 GB/s is 393.2 us, far beyond what the links take, and the
 // slices overlap so that the CTA never waits (2 slices per chunk). Each
 // protocol counts data bytes (LL's writes carry half as many), and every
-// element is still exact.
+// element is still exact. Twice the data over two channels, each with its
+// own CTA, takes as long.
 TEST(GpuSide, ChannelCopyRateBoundsTheCall) {
-  const auto s = run_fabrics(one_channel_runs(2, 262144, "gpu.channel_gbps", {"0", "1"}));
+  std::vector<Config> cs = channel_runs(2, 262144, "gpu.channel_gbps", {"0", "1"});
+  for (Config& c : channel_runs(2, 524288, "gpu.channel_gbps", {"0", "1"}, 2)) cs.push_back(c);
+  const auto s = run_fabrics(cs);
   const auto time = [&](std::size_t k) {
     return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
   };
   for (const auto& r : s) expect_exact(r, 2);
   const double bound = 1.5 * 262144 / 1e3;  // us at 1 GB/s
-  for (std::size_t k : {1u, 3u}) {
+  for (std::size_t k : {1u, 3u, 5u, 7u}) {
     EXPECT_GT(time(k), bound) << k;
     EXPECT_LT(time(k), 1.02 * bound) << k;
     EXPECT_LT(time(k - 1), 0.25 * bound) << k;

@@ -142,9 +142,12 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   void took_line(int c, std::uint64_t first);  // LL, LL128: a line of the running op is in
   // A write of channel c's running op may be made once the CTA has copied
   // its data (at once without gpu.channel_gbps). `look`: its link looks at
-  // once (not from inside a link's send).
+  // once (not from inside a link's send). An entry tagged kOutput is a piece
+  // of the last step's slice, copied out of the FIFO instead.
   void copy(int c, std::uint64_t entry, bool look);
-  void copied(int c);  // the timer: the writes copied by now go to their links
+  // The timer: the writes copied by now go to their links; the last step's
+  // op ends once its whole slice is copied out.
+  void copied(int c);
 
   bool acks_;
   int ack_vc_;
@@ -416,8 +419,9 @@ void RingNcclAlgorithm::receive(const Packet& in) {
   settle(c);
 }
 
-// A line of the running op's slice arrived (LL, LL128): pass it on now, or,
-// at the last step, end the op once the slice is all in.
+// A line of the running op's slice arrived (LL, LL128): pass it on (once
+// the CTA has copied it), or, at the last step, end the op once the slice is
+// all in (and, with gpu.channel_gbps, copied out of the FIFO).
 void RingNcclAlgorithm::took_line(int c, std::uint64_t first) {
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const NcclRingPlan::Op& op = ch.cursor.op();
@@ -444,7 +448,9 @@ void RingNcclAlgorithm::copy(int c, std::uint64_t entry, bool look) {
   }
   Channel& ch = channels_[static_cast<std::size_t>(c)];
   const auto bytes = static_cast<double>(first_step_count(entry & kEntryElement) * es());
-  ch.copy_free = std::max(now(), ch.copy_free) + static_cast<Ps>(std::llround(bytes * ps_per_byte_));
+  // At least 1 ps: a copy is never done at the instant it starts.
+  ch.copy_free = std::max(now(), ch.copy_free) +
+                 std::max<Ps>(1, static_cast<Ps>(std::llround(bytes * ps_per_byte_)));
   ch.copying.push_back(Copy{entry, ch.copy_free});
   if (!ch.copy_timer) {
     ch.copy_timer = true;
