@@ -1,8 +1,9 @@
 """scripts/sweep stopped by Ctrl-C mid-grid (CTest Scripts.SweepInterrupt).
 
 usage: sweep_interrupt_test.py SOURCE_DIR FABRICSIM
-A grid of 6 synthetic runs of about a second each, 2 at a time, gets SIGINT
-on its process group (what a terminal's Ctrl-C does) while the third and
+A grid of 6 synthetic runs of about a second each (600 us of a 32-port
+switch; much shorter runs let the grid finish before the signal), 2 at a
+time, gets SIGINT on its process group (what a terminal's Ctrl-C does) while the third and
 fourth run. GNU parallel runs each job in a process group of its own and
 passes the interrupt on as SIGTERM (then TERM again after 200 ms, then KILL):
 a run that stops in time writes its stats.json marked interrupted, one that
@@ -35,7 +36,7 @@ config: {SRC}/configs/switch64.yaml
 set:
   switch.ports: 32
   sim.warmup_ns: 100
-  sim.duration_ns: 60000
+  sim.duration_ns: 600000
 grid:
   traffic.load: [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 out: {OUT}
