@@ -190,6 +190,8 @@ class Calibration {
     for (std::size_t i = 0; i < fitted_.size(); ++i) c.overrides.push_back(setting(fitted_[i], x[i]));
     c.op = opts_.op;
     c.max_bytes = opts_.max_bytes;
+    if (std::find(opts_.logs.begin(), opts_.logs.end(), log) != opts_.logs.end())
+      c.only_protocol = opts_.only_protocol;  // held-out logs are compared whole
     c.out_dir = dir;
     CompareResult r = compare_log(c, interrupts_);
     if (Interrupts::requested()) throw Stop(Interrupts::exit_status(), "stopped by " + Interrupts::signal_name());
@@ -244,7 +246,8 @@ class Calibration {
     }
     fmt::print("# fabricsim calibrate: {} on {}, fitted on {} log(s), {} held out\n", ranges, opts_.config_path,
                opts_.logs.size(), opts_.hold_out.size());
-    fmt::print("# objective: mean |time error| over every size simulated in the fitted logs\n");
+    fmt::print("# objective: mean |time error| over every size simulated in the fitted logs{}\n",
+               opts_.only_protocol.empty() ? "" : " (those measured with protocol " + opts_.only_protocol + ")");
     fmt::print("# {:>4}{} {:>17} {:>8} {:>6}\n", "eval", cols, "mean |time err|", "max", "sizes");
   }
 
@@ -303,6 +306,7 @@ int run(const CalibrateOptions& opts) {
   if (fitted.empty()) throw ConfigError("--fit: name at least one parameter, KEY=LO:HI[:STEP]");
   if (opts.grid < 3) throw ConfigError(fmt::format("--grid {}: at least 3 points", opts.grid));
   check_logs(opts);
+  check_only_protocol(opts.only_protocol);
   const std::vector<double> start = start_values(opts, fitted);
 
   const Interrupts interrupts;
@@ -315,7 +319,8 @@ int run(const CalibrateOptions& opts) {
   fo.grid = opts.grid;
   nlohmann::json out = {{"config", opts.config_path}, {"overrides", opts.overrides}, {"logs", opts.logs},
                         {"hold_out", opts.hold_out}, {"objective", "mean |time error| over the fitted logs' sizes"},
-                        {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()}};
+                        {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
+                        {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(opts.only_protocol)}};
   const auto write = [&] {
     out["evaluations"] = cal.evaluations();
     std::error_code ec;

@@ -26,6 +26,7 @@ struct CalibrateOptions {
   std::vector<std::string> hold_out;   // reported on, never fitted on
   std::string op;                      // --op, as compare's
   std::uint64_t max_bytes = 0;         // --max-bytes, as compare's
+  std::string only_protocol;           // --only-protocol: the fitted logs' sizes of one protocol
   int grid = 9;                        // grid points per parameter and round
   std::string out_dir = "out/calibrate";
 };

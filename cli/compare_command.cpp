@@ -27,7 +27,7 @@ namespace {
 constexpr double kBusbwResolvedGBps = 1.0;
 
 // What became of one measured size.
-enum class Status { kPending, kSimulated, kNotInModel, kBeyondReach, kNotReached, kFailed };
+enum class Status { kPending, kSimulated, kNotInModel, kBeyondReach, kLeftOut, kNotReached, kFailed };
 
 const char* status_key(Status s) {
   switch (s) {
@@ -37,6 +37,8 @@ const char* status_key(Status s) {
       return "not_in_model";
     case Status::kBeyondReach:
       return "beyond_reach";
+    case Status::kLeftOut:
+      return "left_out";
     case Status::kNotReached:
       return "not_reached";
     case Status::kFailed:
@@ -89,7 +91,7 @@ struct Row {
   const NcclRow* m = nullptr;
   std::vector<std::string> sets;  // what this size needs: endpoints, algorithm, protocol
   Status status = Status::kPending;
-  std::string why;  // kNotInModel: what the model lacks
+  std::string why;  // kNotInModel: what the model lacks; kLeftOut: why
   int run = -1;
 };
 
@@ -171,6 +173,12 @@ void plan_row(const Plan& p, const CompareOptions& opts, Row& row) {
   if (p.model.has_protocol) plan_key(p, row, "collective.protocol", m.protocol, p.model.protocols, "protocol ");
   if (row.status == Status::kPending && opts.max_bytes > 0 && m.size > opts.max_bytes)
     row.status = Status::kBeyondReach;
+  if (row.status == Status::kPending && !opts.only_protocol.empty() &&
+      lower(m.protocol) != lower(opts.only_protocol)) {
+    row.status = Status::kLeftOut;
+    row.why = fmt::format("measured with protocol {} (--only-protocol {})",
+                          m.protocol.empty() ? "'?'" : m.protocol, lower(opts.only_protocol));
+  }
 }
 
 // Sizes in geometric series (nccl-tests -b -e -f): each a run of the sweep.
@@ -298,6 +306,7 @@ void plan_runs(Plan& p, const CompareOptions& opts, const std::vector<std::strin
 
 // Parses the log and plans the simulations; ConfigError if anything does not fit.
 Plan prepare(const CompareOptions& opts, const std::string& text) {
+  check_only_protocol(opts.only_protocol);
   Plan p;
   p.log = parse_nccl_log(text, opts.log_path);
   p.op = op_of(opts, p.log);
@@ -430,6 +439,8 @@ std::string outcome_text(const Plan& p, const Row& r) {
       return "not in the model: " + r.why;
     case Status::kBeyondReach:
       return "not simulated: beyond host-time reach (issue 28)";
+    case Status::kLeftOut:
+      return "left out: " + r.why;
     case Status::kNotReached:
       return fmt::format("not reached ({})", Interrupts::signal_name());
     case Status::kFailed:
@@ -573,6 +584,9 @@ void print_footer(const CompareOptions& opts, const Plan& p, const ErrorSum& tim
   if (const int n = count_rows(p, [](const Row& r) { return r.status == Status::kBeyondReach; }))
     fmt::print("# Not simulated: {} sizes above --max-bytes {}, beyond host-time reach (issue 28)\n", n,
                opts.max_bytes);
+  if (const int n = count_rows(p, [](const Row& r) { return r.status == Status::kLeftOut; }))
+    fmt::print("# Left out: {} sizes the log does not say were run with protocol {} (--only-protocol)\n", n,
+               lower(opts.only_protocol));
   for (const auto& [what, n] : p.protocol_fallbacks)
     fmt::print("# Protocol: {} ({} sizes)\n", what, n);
   if (p.model.has_cuda_graph && p.log.graph >= 0)
@@ -620,6 +634,7 @@ nlohmann::json row_json(const Plan& p, const Row& r) {
 void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_err, const ErrorSum& bw_err) {
   nlohmann::json j = {{"log", opts.log_path}, {"config", opts.config_path}, {"test", p.log.test},
                       {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
+                      {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(lower(opts.only_protocol))},
                       {"protocol_modelled", p.model.has_protocol},
                       {"protocol_fallbacks", p.protocol_fallbacks},
                       {"busbw_resolved_GBps", kBusbwResolvedGBps},
@@ -661,6 +676,13 @@ Plan plan_of(const CompareOptions& opts) {
 }
 
 }  // namespace
+
+void check_only_protocol(const std::string& protocol) {
+  const std::string p = lower(protocol);
+  if (!p.empty() && p != "simple" && p != "ll" && p != "ll128")
+    throw ConfigError(fmt::format(
+        "--only-protocol '{}': one of simple, ll, ll128 (NCCL's protocols, as a log names them)", protocol));
+}
 
 CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrupts) {
   CompareResult out;

@@ -23,11 +23,18 @@ struct CompareOptions {
   std::string out_dir = "out/compare";
   std::uint64_t max_bytes = 0;  // --max-bytes: larger sizes are not simulated (0: no limit)
   std::string json_path;        // --json; empty: OUT/compare.json
+  // --only-protocol: only the sizes the log says NCCL ran with this protocol
+  // (simple, ll, ll128) are simulated; the others are rows left out.
+  std::string only_protocol;
 };
 
 // Exit status: 0 compared, 1 the simulation failed a check, 2 bad input,
 // 128 + the signal when SIGINT or SIGTERM stopped it (cli/interrupt.hpp).
 int compare_command(const CompareOptions& opts);
+
+// ConfigError unless `protocol` is empty or one of NCCL's (simple, ll, ll128,
+// any case): the value of --only-protocol.
+void check_only_protocol(const std::string& protocol);
 
 class Interrupts;
 

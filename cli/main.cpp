@@ -81,6 +81,9 @@ CLI::App* add_compare(CLI::App& app, CompareOptions& cmp) {
   cmd->add_option("--max-bytes", cmp.max_bytes,
                   "simulate sizes up to N bytes only; larger ones are rows marked not simulated "
                   "(default: no limit)");
+  cmd->add_option("--only-protocol", cmp.only_protocol,
+                  "simulate only the sizes the log says NCCL ran with this protocol (simple, ll, "
+                  "ll128); the others are rows marked left out");
   cmd->add_option("--json", cmp.json_path,
                   "write the table as JSON to this file (default OUT/compare.json)");
   cmd->footer(kOnSignal);
@@ -104,6 +107,9 @@ CLI::App* add_calibrate(CLI::App& app, CalibrateOptions& cal) {
   cmd->add_option("--set", cal.overrides, "override a parameter: key=value (repeatable)")->take_all();
   cmd->add_option("--op", cal.op, "the collective, when a log does not name its test");
   cmd->add_option("--max-bytes", cal.max_bytes, "simulate sizes up to N bytes only, as compare does");
+  cmd->add_option("--only-protocol", cal.only_protocol,
+                  "fit only on the sizes the fitted logs say NCCL ran with this protocol (simple, ll, "
+                  "ll128); held-out logs are compared whole");
   cmd->add_option("--grid", cal.grid, "grid points per parameter before the golden-section search (default 9)");
   cmd->add_option("--out", cal.out_dir,
                   "where calibrate.json and each log's compare output go (default out/calibrate)");

@@ -142,6 +142,30 @@ void add_gpu_keys(Schema<Config>& s) {
              "src/graph/tuning.cc). 0 (unlimited: the links alone bound the copy, and the last "
              "slice is output as it lands) by default; configs/dgx-h100-nccl.yaml holds a "
              "calibration (docs/validation.md, \"Calibrations\")");
+  s.add_real("gpu.ll_trip_ns", &C::gpu, &GpuConfig::ll_trip_ns, "ns", 0, 1e6,
+             "collective.algorithm=ring with collective.protocol=ll: one trip of an LL thread. "
+             "Each thread moves one 16 B line (8 B of data) per trip: it loads its input, polls "
+             "its line in the FIFO until both flags are in, and stores the line on (NVIDIA/nccl "
+             "src/device/prims_ll.h LLGenericOp). So a line is passed on (or output) no sooner "
+             "than one trip after it may be, and a channel's CTA moves at most gpu.threads x 8 B "
+             "of data per trip (with gpu.channel_gbps, whichever is slower). NCCL's tuner caps "
+             "LL's bus bandwidth on Hopper at 141 GB/s whatever the channels (llMaxBw) and "
+             "charges it 0.6 us per NVLink step (hwLat; src/graph/tuning.cc). No published "
+             "figure for the trip: 0 (not bounded) by default; configs/dgx-h100-nccl.yaml holds "
+             "a calibration (docs/validation.md, \"Calibrations\")");
+  s.add_real("gpu.simple_start_ns", &C::gpu, &GpuConfig::simple_start_ns, "ns", 0, 1e6,
+             "collective.algorithm=ring with collective.protocol=simple: time from the kernel's "
+             "start (gpu.launch_ns or gpu.graph_launch_ns after the call) to the ring's first "
+             "write, beyond an LL kernel's. NCCL's tuning model gives each protocol its own base "
+             "latency (ring: LL 6.6, LL128 14.0, Simple 8.4 us; src/graph/tuning.cc baseLat); "
+             "the launch keys are fitted with LL's. No published figure: 0 by default; "
+             "configs/dgx-h100-nccl.yaml holds a calibration (docs/validation.md, "
+             "\"Calibrations\")");
+  s.add_real("gpu.ll128_start_ns", &C::gpu, &GpuConfig::ll128_start_ns, "ns", 0, 1e6,
+             "collective.algorithm=ring with collective.protocol=ll128: time from the kernel's "
+             "start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
+             "No published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
+             "(docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
              "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "

@@ -4,6 +4,7 @@
 
 #include "models/core/config.hpp"
 #include "models/core/int_math.hpp"
+#include "models/core/time.hpp"
 
 namespace fabricsim {
 
@@ -21,6 +22,7 @@ NcclRingShape NcclRingShape::from(const Config& cfg, Protocol p) {
   NcclRingShape s;
   s.channels = static_cast<int>(cfg.collective.channels);
   s.threads = static_cast<int>(cfg.gpu.threads);
+  s.ps_per_byte = cfg.gpu.channel_gbps > 0 ? 1000.0 / cfg.gpu.channel_gbps : 0;
   const auto slots = static_cast<std::uint64_t>(cfg.gpu.slots);
   if (p == Protocol::kLl || p == Protocol::kLl128) {
     const bool ll = p == Protocol::kLl;
@@ -35,6 +37,12 @@ NcclRingShape NcclRingShape::from(const Config& cfg, Protocol p) {
     s.thread_bytes = kLlThreadBytes;
     s.thread_bytes_per_rank = ll;
     if (!ll) s.threads = static_cast<int>(cfg.gpu.ll128_threads);
+    if (ll && cfg.gpu.ll_trip_ns > 0) {  // a thread moves one line (8 B of data) per trip
+      s.trip_ps = ns_to_ps(cfg.gpu.ll_trip_ns);
+      s.ps_per_byte = std::max(s.ps_per_byte, static_cast<double>(s.trip_ps) /
+                                                  (static_cast<double>(s.threads) * 8.0));
+    }
+    s.start_ps = ll ? 0 : ns_to_ps(cfg.gpu.ll128_start_ns);
     s.window = slots;
     s.per_line = true;
     return s;
@@ -45,6 +53,7 @@ NcclRingShape NcclRingShape::from(const Config& cfg, Protocol p) {
   s.thread_bytes = kSimpleThreadBytes;
   s.min_slice_bytes = step * kSliceSteps / 32;  // 1/32 of the nominal slice
   s.window = slots / kSliceSteps;
+  s.start_ps = ns_to_ps(cfg.gpu.simple_start_ns);
   return s;
 }
 

@@ -45,6 +45,14 @@ struct NcclRingShape {
   // Simple waits for a whole slice and its flag; LL and LL128 pass each
   // line on as it arrives (its flags are in the data).
   bool per_line = false;
+  // A channel's CTA: its copy cost per data byte (gpu.channel_gbps; LL: at
+  // least gpu.ll_trip_ns per gpu.threads x 8 B), 0 unbounded; LL: the time
+  // from a line's arrival to the earliest it is passed on (a trip, in ps).
+  double ps_per_byte = 0;
+  std::uint64_t trip_ps = 0;
+  // The kernel's start beyond an LL kernel's (gpu.simple_start_ns,
+  // gpu.ll128_start_ns), in ps.
+  std::uint64_t start_ps = 0;
   static NcclRingShape from(const Config& cfg, Protocol p);
 };
 

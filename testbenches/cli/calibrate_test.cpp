@@ -133,6 +133,8 @@ TEST(Calibrate, RefusesWhatIsNotACalibration) {
       {"--fit gpu.launch_ns=0:1000 --set gpu.launch_ns=5 --hold-out " + dir + "/b.txt", "fitted or set, not both"},
       {"--fit gpu.launch_ns=0:1000,gpu.launch_ns=0:10 --hold-out " + dir + "/b.txt", "given twice"},
       {"--fit gpu.launch_ns=0:1000 --hold-out " + dir + "/missing.txt", "cannot read nccl-tests output"},
+      {"--fit gpu.launch_ns=0:1000 --only-protocol tree --hold-out " + dir + "/b.txt",
+       "--only-protocol 'tree': one of simple, ll, ll128"},
   };
   for (const Case& c : cases) {
     const Result r = sh("calibrate " + logs + c.args);

@@ -420,6 +420,42 @@ TEST(Cli, CompareNcclTestsOutput) {
   fs::remove_all(dir);
 }
 
+// --only-protocol: only the sizes the log says ran with that protocol are
+// simulated; the rest are rows left out, saying why; a protocol NCCL does
+// not have is refused, naming the ones it has.
+TEST(Cli, CompareOnlyProtocol) {
+  const std::string dir = temp_dir("compare_only_protocol");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/log.txt")
+      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+         "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n"
+         "  2048   512  float  sum  -1  20.2  0.10  0.10  0  20.0  0.10  0.10  0\n"
+         "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n"
+         "# NCCL tuner choice per size (test): 1024:RING/LL, 2048:RING/LL128, 4096:RING/SIMPLE\n";
+  const std::string cfg = kSrc + "/configs/dgx-h100-nccl.yaml";
+  Result r = sh("compare " + dir + "/log.txt " + cfg + " --only-protocol LL --out " + dir + "/a");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("left out: measured with protocol LL128 (--only-protocol ll)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("# 1 of 3 sizes compared"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# Left out: 2 sizes the log does not say were run with protocol ll"),
+            std::string::npos)
+      << r.output;
+  const auto j = load(dir + "/a/compare.json");
+  EXPECT_EQ(j["only_protocol"], "ll");
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][0]["status"], "simulated");
+  EXPECT_EQ(j["rows"][0]["sim_protocol"], "ll");
+  EXPECT_EQ(j["rows"][1]["status"], "left_out");
+  EXPECT_EQ(j["rows"][2]["status"], "left_out");
+  EXPECT_TRUE(j["rows"][2]["sim_time_us"].is_null());
+  r = sh("compare " + dir + "/log.txt " + cfg + " --only-protocol LL64 --out " + dir + "/b");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--only-protocol 'LL64': one of simple, ll, ll128"), std::string::npos) << r.output;
+  fs::remove_all(dir);
+}
+
 // compare simulates each size as the log says it ran: the tuner's choice
 // per size (NVLS for the small sizes here, Ring for the larger) gives
 // collective.algorithm, each setting its own simulation; an algorithm the

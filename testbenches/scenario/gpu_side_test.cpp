@@ -108,13 +108,14 @@ TEST(GpuSide, ChannelsPerSizeAndLaunch) {
 // 4 and 9 us after a 5 us launch) take exactly the 20 us floor, twice in a row;
 // 4 MiB (about 27 us) is not held, within 2% (its calls start at other
 // times, after a fabric that had time to go quiet); calls from a CUDA graph
-// have no floor. Without the preset's CTA copy rate and wait per slice,
-// which make the small kernels longer than the floor.
+// have no floor. Without the preset's CTA copy rate, wait per slice and
+// Simple kernel start, which make the small kernels longer than the floor.
 TEST(GpuSide, HostCallFloor) {
   const std::vector<std::string> base = {"collective.protocol=simple", "collective.min_bytes=1024",
                                          "collective.max_bytes=4194304", "collective.step_factor=64",
                                          "collective.data=false", "collective.iterations=2",
-                                         "gpu.channel_gbps=0", "gpu.slice_sync_ns=0"};
+                                         "gpu.channel_gbps=0", "gpu.slice_sync_ns=0",
+                                         "gpu.simple_start_ns=0"};
   const auto with = [&](std::vector<std::string> sets) {
     sets.insert(sets.begin(), base.begin(), base.end());
     return nccl_ring(sets);
@@ -138,21 +139,24 @@ TEST(GpuSide, HostCallFloor) {
   for (int row = 0; row < 3; ++row) EXPECT_DOUBLE_EQ(time(2, row), time(0, row));
 }
 
-// Simple, then LL: one call of `bytes` on n GPUs over `channels` channels,
-// without a launch, once per value of `key`. The preset's CTA copy rate and
-// wait per slice are off but for `key`.
+// Simple, then LL (or `protos`): one call of `bytes` on n GPUs over
+// `channels` channels, without a launch, once per value of `key`. The
+// preset's CTA copy rate, wait per slice, LL trip and kernel starts are off
+// but for `key`.
 std::vector<Config> channel_runs(int n, int bytes, const std::string& key,
-                                 const std::vector<std::string>& values, int channels = 1) {
+                                 const std::vector<std::string>& values, int channels = 1,
+                                 const std::vector<std::string>& protos = {"simple", "ll"}) {
   std::vector<Config> cs;
-  for (const char* proto : {"simple", "ll"})
+  for (const std::string& proto : protos)
     for (const std::string& v : values)
       cs.push_back(nccl_ring({"topology.endpoints=" + std::to_string(n),
-                              std::string("collective.protocol=") + proto,
+                              "collective.protocol=" + proto,
                               "collective.min_bytes=" + std::to_string(bytes),
                               "collective.max_bytes=" + std::to_string(bytes),
                               "collective.channels=" + std::to_string(channels),
                               "gpu.launch_ns=0", "gpu.host_call_ns=0", "gpu.channel_gbps=0",
-                              "gpu.slice_sync_ns=0", key + "=" + v}));
+                              "gpu.slice_sync_ns=0", "gpu.ll_trip_ns=0", "gpu.simple_start_ns=0",
+                              "gpu.ll128_start_ns=0", key + "=" + v}));
   return cs;
 }
 
@@ -192,6 +196,60 @@ TEST(GpuSide, ChannelCopyRateBoundsTheCall) {
     EXPECT_LT(time(k), 1.02 * bound) << k;
     EXPECT_LT(time(k - 1), 0.25 * bound) << k;
   }
+}
+
+// gpu.ll_trip_ns: an LL thread moves one line (8 B of data) per trip. A
+// 4096 ns trip with 512 threads bounds one channel's CTA at 1 GB/s, as in
+// ChannelCopyRateBoundsTheCall (393.2 us for 256 KiB on 2 GPUs), and each
+// op's first line waits a trip: LL's 32 KiB chunks make 4 loops of 3 ops,
+// 12 trips (49.2 us) more at most; Simple does not move. On 4 GPUs, 1 KiB
+// is a chain of 2n - 1 = 7 ops of 4 lines each, every one a trip after the
+// line it waits for: 7 x 1 us longer.
+TEST(GpuSide, LlTripBoundsTheRateAndDelaysEveryStep) {
+  std::vector<Config> cs = channel_runs(2, 262144, "gpu.ll_trip_ns", {"0", "4096"});
+  for (Config& c : channel_runs(4, 1024, "gpu.ll_trip_ns", {"0", "1000"}, 1, {"ll"}))
+    cs.push_back(c);
+  const auto s = run_fabrics(cs);
+  const auto time = [&](std::size_t k) {
+    return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
+  };
+  for (std::size_t k = 0; k < 4; ++k) expect_exact(s[k], 2);
+  for (std::size_t k = 4; k < 6; ++k) expect_exact(s[k], 4);
+  EXPECT_DOUBLE_EQ(time(1), time(0));  // Simple
+  const double bound = 1.5 * 262144 / 1e3;  // us at 1 GB/s
+  EXPECT_GT(time(3), bound);
+  EXPECT_LT(time(3), bound + 12 * 4.096);
+  EXPECT_LT(time(2), 0.25 * bound);
+  EXPECT_NEAR(time(5) - time(4), 7.0, 0.1);
+}
+
+// gpu.simple_start_ns and gpu.ll128_start_ns: the ring kernel with that
+// protocol starts later by that much, on every GPU, so the call takes that
+// much longer (within the links' flit-time phase); LL's and NVLS's kernels
+// do not move.
+TEST(GpuSide, ProtocolStartDelaysTheRingKernel) {
+  std::vector<Config> cs;
+  for (const char* key : {"gpu.simple_start_ns", "gpu.ll128_start_ns"})
+    for (Config& c : channel_runs(4, 65536, key, {"0", "3000"}, 2, {"simple", "ll", "ll128"}))
+      cs.push_back(c);
+  for (const char* v : {"0", "3000"})
+    cs.push_back(load_config(kNccl, {"topology.endpoints=4", "collective.algorithm=nvls",
+                                     "collective.min_bytes=65536", "collective.max_bytes=65536",
+                                     "gpu.launch_ns=0", "gpu.host_call_ns=0",
+                                     std::string("gpu.simple_start_ns=") + v}));
+  const auto s = run_fabrics(cs);
+  const auto time = [&](std::size_t k) {
+    return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
+  };
+  for (std::size_t k = 0; k < 12; ++k) expect_exact(s[k], 4);
+  // [key][protocol][0, 3000]: simple_start moves Simple only, ll128_start LL128 only.
+  EXPECT_NEAR(time(1) - time(0), 3.0, 0.05);
+  EXPECT_DOUBLE_EQ(time(3), time(2));
+  EXPECT_DOUBLE_EQ(time(5), time(4));
+  EXPECT_DOUBLE_EQ(time(7), time(6));
+  EXPECT_DOUBLE_EQ(time(9), time(8));
+  EXPECT_NEAR(time(11) - time(10), 3.0, 0.05);
+  EXPECT_DOUBLE_EQ(time(13), time(12));  // NVLS
 }
 
 TEST(GpuSide, RefusesWhatTheProtocolDoesNotImplement) {

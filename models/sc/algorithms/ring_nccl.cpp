@@ -31,11 +31,16 @@
 // copied it out of the FIFO into the output buffer at the same rate (NCCL's
 // recv into an unregistered buffer). The CTA's time runs on across ops.
 // Unset, the writes are made as fast as the links take them and the last
-// step's slice is output as it lands.
+// step's slice is output as it lands. With LL and gpu.ll_trip_ns, each
+// thread moves one line per trip (prims_ll.h): a line is copied no sooner
+// than a trip after it may be, and the CTA at no more than gpu.threads x 8 B
+// of data per trip.
 //
-// Timing assumptions: polling a flag costs nothing after it arrives; a copy
-// out of the FIFO costs as much per byte as a copy to the next GPU; the
-// kernel starts gpu.launch_ns after the call.
+// Timing assumptions: polling a Simple flag costs nothing after it arrives;
+// a copy out of the FIFO costs as much per byte as a copy to the next GPU;
+// the kernel starts gpu.launch_ns after the call, and its ring
+// gpu.simple_start_ns or gpu.ll128_start_ns later with those protocols
+// (CollectiveSweep::start_delay).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -60,8 +65,7 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
         acks_(cfg.gpu.write_acks),
         ack_vc_(cfg.sw.vcs > 1 ? 1 : 0),
         payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)),
-        slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)),
-        ps_per_byte_(cfg.gpu.channel_gbps > 0 ? 1000.0 / cfg.gpu.channel_gbps : 0) {}
+        slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)) {}
 
   void begin_call() override;
   void start_work() override;
@@ -153,7 +157,6 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   int ack_vc_;
   std::uint64_t payload_;  // collective.payload_bytes: a write's bytes on the wire
   Ps slice_sync_;          // gpu.slice_sync_ns (Simple only)
-  double ps_per_byte_;     // 1 / gpu.channel_gbps; 0: the links alone bound the copy
   // The current call's protocol (NcclRingShape): slices a sender may be
   // ahead, data elements per write, data bytes per wire byte (num_ / den_),
   // and whether lines are passed on as they arrive.
@@ -161,6 +164,10 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   std::uint64_t write_ = 32;
   std::uint64_t num_ = 1, den_ = 1;
   bool per_line_ = false;
+  // The CTA's copy cost per data byte (0: the links alone bound the copy) and,
+  // with LL, the least time from a line's arrival to its copy (a trip).
+  double ps_per_byte_ = 0;
+  Ps trip_ = 0;
   // Channel c's slot for the `write`-th write of incoming slice `seq`.
   PayloadId& held(Channel& ch, std::uint64_t seq, std::uint64_t write) const {
     return ch.held[(seq % window_) * slice_writes_ + write];
@@ -183,6 +190,8 @@ void RingNcclAlgorithm::begin_call() {
   num_ = shape.data_num;
   den_ = shape.data_den;
   per_line_ = shape.per_line;
+  ps_per_byte_ = shape.ps_per_byte;
+  trip_ = shape.trip_ps;
   write_ = payload_ * num_ / den_ / es();
   const std::uint64_t pe = write_;
   slice_writes_ = std::max<std::uint64_t>(1, (p.max_slice_elements() + pe - 1) / pe);
@@ -451,6 +460,8 @@ void RingNcclAlgorithm::copy(int c, std::uint64_t entry, bool look) {
   // At least 1 ps: a copy is never done at the instant it starts.
   ch.copy_free = std::max(now(), ch.copy_free) +
                  std::max<Ps>(1, static_cast<Ps>(std::llround(bytes * ps_per_byte_)));
+  // LL: a trip from the moment the line may go (its threads' loads and poll).
+  if (trip_ > 0) ch.copy_free = std::max(ch.copy_free, now() + trip_);
   ch.copying.push_back(Copy{entry, ch.copy_free});
   if (!ch.copy_timer) {
     ch.copy_timer = true;
