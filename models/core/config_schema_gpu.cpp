@@ -154,13 +154,13 @@ void add_gpu_keys(Schema<Config>& s) {
              "figure for the trip: 0 (not bounded) by default; configs/dgx-h100-nccl.yaml holds "
              "a calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.simple_start_ns", &C::gpu, &GpuConfig::simple_start_ns, "ns", 0, 1e6,
-             "collective.algorithm=ring with collective.protocol=simple: time from the kernel's "
-             "start (gpu.launch_ns or gpu.graph_launch_ns after the call) to the ring's first "
-             "write, beyond an LL kernel's. NCCL's tuning model gives each protocol its own base "
-             "latency (ring: LL 6.6, LL128 14.0, Simple 8.4 us; src/graph/tuning.cc baseLat); "
-             "the launch keys are fitted with LL's. No published figure: 0 by default; "
-             "configs/dgx-h100-nccl.yaml holds a calibration (docs/validation.md, "
-             "\"Calibrations\")");
+             "collective.protocol=simple (ring, and NVLS, whose kernel runs Simple's primitives: "
+             "ASSUMPTION): time from the kernel's start (gpu.launch_ns or gpu.graph_launch_ns "
+             "after the call) to its first write, beyond an LL kernel's. NCCL's tuning model "
+             "gives each protocol its own base latency (ring: LL 6.6, LL128 14.0, Simple 8.4 "
+             "us; NVLS 25 us; src/graph/tuning.cc); the launch keys are an LL kernel's. No "
+             "published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
+             "(docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.ll128_start_ns", &C::gpu, &GpuConfig::ll128_start_ns, "ns", 0, 1e6,
              "collective.algorithm=ring with collective.protocol=ll128: time from the kernel's "
              "start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
