@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -420,19 +421,29 @@ TEST(Cli, CompareNcclTestsOutput) {
   fs::remove_all(dir);
 }
 
+// A 2-GPU all_reduce_perf log of its first `rows` sizes of 1 .. 16 KiB
+// (about 20 us each), ending with NCCL's tuner choice per size.
+void write_two_gpu_log(const std::string& path, std::size_t rows, const std::string& choices) {
+  static const char* const kRows[] = {
+      "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n",
+      "  2048   512  float  sum  -1  20.2  0.10  0.10  0  20.0  0.10  0.10  0\n",
+      "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n",
+      "  8192  2048  float  sum  -1  20.4  0.40  0.40  0  20.0  0.40  0.40  0\n",
+      " 16384  4096  float  sum  -1  20.5  0.80  0.80  0  20.0  0.80  0.80  0\n"};
+  std::ofstream f(path);
+  f << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
+       "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n";
+  for (std::size_t i = 0; i < rows && i < std::size(kRows); ++i) f << kRows[i];
+  f << "# NCCL tuner choice per size (test): " << choices << "\n";
+}
+
 // --only-protocol: only the sizes the log says ran with that protocol are
 // simulated; the rest are rows left out, saying why; a protocol NCCL does
 // not have is refused, naming the ones it has.
 TEST(Cli, CompareOnlyProtocol) {
   const std::string dir = temp_dir("compare_only_protocol");
   fs::create_directories(dir);
-  std::ofstream(dir + "/log.txt")
-      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
-         "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n"
-         "  2048   512  float  sum  -1  20.2  0.10  0.10  0  20.0  0.10  0.10  0\n"
-         "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n"
-         "# NCCL tuner choice per size (test): 1024:RING/LL, 2048:RING/LL128, 4096:RING/SIMPLE\n";
+  write_two_gpu_log(dir + "/log.txt", 3, "1024:RING/LL, 2048:RING/LL128, 4096:RING/SIMPLE");
   const std::string cfg = kSrc + "/configs/dgx-h100-nccl.yaml";
   Result r = sh("compare " + dir + "/log.txt " + cfg + " --only-protocol LL --out " + dir + "/a");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -465,16 +476,8 @@ TEST(Cli, CompareOnlyProtocol) {
 TEST(Cli, CompareSimulatesWhatTheLogRan) {
   const std::string dir = temp_dir("compare_choice");
   fs::create_directories(dir);
-  std::ofstream(dir + "/log.txt")
-      << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
-         "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n"
-         "  2048   512  float  sum  -1  20.2  0.10  0.10  0  20.0  0.10  0.10  0\n"
-         "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  20.0  0.20  0.20  0\n"
-         "  8192  2048  float  sum  -1  20.4  0.40  0.40  0  20.0  0.40  0.40  0\n"
-         " 16384  4096  float  sum  -1  20.5  0.80  0.80  0  20.0  0.80  0.80  0\n"
-         "# NCCL tuner choice per size (test): 1024:NVLS/SIMPLE, 2048:NVLS/SIMPLE, 4096:RING/SIMPLE, "
-         "8192:TREE/SIMPLE, 16384:RING/SIMPLE\n";
+  write_two_gpu_log(dir + "/log.txt", 5,
+                    "1024:NVLS/SIMPLE, 2048:NVLS/SIMPLE, 4096:RING/SIMPLE, 8192:TREE/SIMPLE, 16384:RING/SIMPLE");
   const std::string cfg = kSrc + "/configs/dgx-h100-allreduce.yaml";
   Result r = sh("compare " + dir + "/log.txt " + cfg + " --max-bytes 8192 --out " + dir + "/a");
   ASSERT_EQ(r.status, 0) << r.output;
