@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -197,7 +198,9 @@ class Calibration {
     if (Interrupts::requested()) throw Stop(Interrupts::exit_status(), "stopped by " + Interrupts::signal_name());
     if (r.status == 2) throw Stop(2, log + ": " + r.error);
     if (r.status != 0) throw Stop(r.status, fmt::format("{}: a simulation failed at {}", log, point_text(x)));
-    if (r.sizes.empty()) throw Stop(2, fmt::format("{}: no size was simulated (see {}/compare.json)", log, dir));
+    if (r.sizes.empty())
+      throw Stop(2, fmt::format("{}: no size was simulated{} (see {}/compare.json)", log,
+                                c.only_protocol.empty() ? "" : " with --only-protocol " + c.only_protocol, dir));
     return r;
   }
 
@@ -307,6 +310,8 @@ int run(const CalibrateOptions& opts) {
   if (opts.grid < 3) throw ConfigError(fmt::format("--grid {}: at least 3 points", opts.grid));
   check_logs(opts);
   check_only_protocol(opts.only_protocol);
+  std::string only = opts.only_protocol;  // as compare.json has it: lower case
+  for (char& ch : only) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const std::vector<double> start = start_values(opts, fitted);
 
   const Interrupts interrupts;
@@ -320,7 +325,7 @@ int run(const CalibrateOptions& opts) {
   nlohmann::json out = {{"config", opts.config_path}, {"overrides", opts.overrides}, {"logs", opts.logs},
                         {"hold_out", opts.hold_out}, {"objective", "mean |time error| over the fitted logs' sizes"},
                         {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
-                        {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(opts.only_protocol)}};
+                        {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(only)}};
   const auto write = [&] {
     out["evaluations"] = cal.evaluations();
     std::error_code ec;

@@ -207,8 +207,14 @@ void CollectiveSweep::begin(Ps t) {
 
 Ps CollectiveSweep::start_delay(std::size_t call, int g) const {
   Ps d = launch_ + (g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0);
-  // The kernel's own start with its protocol (NVLS runs Simple's primitives).
-  if (nccl_) d += shapes_[shape_index(calls_[call].protocol)].start_ps;
+  // The kernel's own start with its protocol (NVLS runs Simple's primitives),
+  // which begin() has resolved.
+  if (nccl_) {
+    const Protocol p = calls_[call].protocol;
+    if (p == Protocol::kIdeal || p == Protocol::kAuto)
+      throw InvariantError("collective: call " + std::to_string(call) + " has not begun");
+    d += shapes_[shape_index(p)].start_ps;
+  }
   if (straggler_.jitter_ns > 0) {
     // Its own stream per (call, GPU): the same seed gives the same jitter.
     Rng rng(seed_ ^ 0x5747AU, call * 0x10000u + static_cast<std::uint64_t>(g));

@@ -168,8 +168,8 @@ struct GpuConfig {
   double slice_sync_ns = 0;             // ring, Simple: a slice's barriers and first load
   double channel_gbps = 0;              // ring: one channel's (CTA's) copy rate; 0 unlimited
   double ll_trip_ns = 0;                // ring, LL: a thread's trip per 16 B line; 0 unbounded
-  double simple_start_ns = 0;           // ring kernel with Simple: start beyond the launch
-  double ll128_start_ns = 0;            // ring kernel with LL128: start beyond the launch
+  double simple_start_ns = 0;           // Simple kernels (ring, NVLS): start beyond an LL kernel's
+  double ll128_start_ns = 0;            // LL128 ring kernel: start beyond an LL kernel's
   double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
   // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).

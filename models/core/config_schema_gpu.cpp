@@ -143,7 +143,8 @@ void add_gpu_keys(Schema<Config>& s) {
              "slice is output as it lands) by default; configs/dgx-h100-nccl.yaml holds a "
              "calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.ll_trip_ns", &C::gpu, &GpuConfig::ll_trip_ns, "ns", 0, 1e6,
-             "collective.algorithm=ring with collective.protocol=ll: one trip of an LL thread. "
+             "the ring with the LL protocol (collective.protocol=ll, or auto where it picks LL): one "
+             "trip of an LL thread. "
              "Each thread moves one 16 B line (8 B of data) per trip: it loads its input, polls "
              "its line in the FIFO until both flags are in, and stores the line on (NVIDIA/nccl "
              "src/device/prims_ll.h LLGenericOp). So a line is passed on (or output) no sooner "
@@ -154,16 +155,16 @@ void add_gpu_keys(Schema<Config>& s) {
              "figure for the trip: 0 (not bounded) by default; configs/dgx-h100-nccl.yaml holds "
              "a calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.simple_start_ns", &C::gpu, &GpuConfig::simple_start_ns, "ns", 0, 1e6,
-             "collective.protocol=simple (ring, and NVLS, whose kernel runs Simple's primitives: "
-             "ASSUMPTION): time from the kernel's start (gpu.launch_ns or gpu.graph_launch_ns "
+             "kernels with the Simple protocol (collective.protocol=simple, or auto where it picks "
+             "Simple; the ring, and NVLS, whose kernel runs Simple's primitives: ASSUMPTION): time from the kernel's start (gpu.launch_ns or gpu.graph_launch_ns "
              "after the call) to its first write, beyond an LL kernel's. NCCL's tuning model "
              "gives each protocol its own base latency (ring: LL 6.6, LL128 14.0, Simple 8.4 "
              "us; NVLS 25 us; src/graph/tuning.cc); the launch keys are an LL kernel's. No "
              "published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
              "(docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.ll128_start_ns", &C::gpu, &GpuConfig::ll128_start_ns, "ns", 0, 1e6,
-             "collective.algorithm=ring with collective.protocol=ll128: time from the kernel's "
-             "start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
+             "the ring with the LL128 protocol (collective.protocol=ll128, or auto where it picks "
+             "LL128): time from the kernel's start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
              "No published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
              "(docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,

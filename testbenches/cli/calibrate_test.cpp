@@ -111,6 +111,34 @@ TEST(Calibrate, RecoversAKnownLaunchTimeAndReportsTheHeldOutLogs) {
   fs::remove_all(dir);
 }
 
+// --only-protocol fits on the fitted logs' sizes of that protocol only and
+// compares the held-out logs whole. The fitted log's LL sizes are the
+// model's times plus 10 us; its two sizes the log says ran Simple are 30 us
+// off, and would pull the fit away if they counted.
+TEST(Calibrate, OnlyProtocolFitsThoseSizesAndHoldsOutWholeLogs) {
+  const std::string dir = temp_dir("calibrate_only_protocol");
+  fs::create_directories(dir);
+  std::vector<std::pair<std::uint64_t, double>> rows = model_times(dir, {8, 64, 512, 4096}, 10.0);
+  rows[2].second += 30;
+  rows[3].second += 30;
+  write_log(dir + "/fit.txt", 2, rows);
+  std::ofstream(dir + "/fit.txt", std::ios::app)
+      << "# NCCL tuner choice per size (test): 8:RING/LL, 64:RING/LL, 512:RING/SIMPLE, 4096:RING/SIMPLE\n";
+  write_log(dir + "/held.txt", 2, model_times(dir, {16, 128, 1024}, 10.0));
+  const Result r = sh("calibrate " + dir + "/fit.txt --config " + config_in(dir) +
+                      " --fit gpu.launch_ns=0:20000:10 --only-protocol LL --hold-out " + dir + "/held.txt --out " +
+                      dir + "/out");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = load(dir + "/out/calibrate.json");
+  EXPECT_EQ(j["only_protocol"], "ll");
+  EXPECT_NEAR(j["fit"][0]["fitted"].get<double>(), 10000, 20) << r.output;
+  for (const auto& e : j["evaluations"]) EXPECT_EQ(e["sizes"], 2);
+  ASSERT_EQ(j["logs_report"].size(), 2u);
+  EXPECT_EQ(j["logs_report"][0]["fitted"]["sizes"], 2);
+  EXPECT_EQ(j["logs_report"][1]["fitted"]["sizes"], 3);  // held out: whole
+  fs::remove_all(dir);
+}
+
 TEST(Calibrate, RefusesWhatIsNotACalibration) {
   const std::string dir = temp_dir("calibrate_refusals");
   fs::create_directories(dir);

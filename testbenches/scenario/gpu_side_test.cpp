@@ -241,7 +241,7 @@ TEST(GpuSide, ProtocolStartDelaysTheKernel) {
   const auto time = [&](std::size_t k) {
     return s[k]["collectives"]["rows"][0]["time_us"].get<double>();
   };
-  for (std::size_t k = 0; k < 12; ++k) expect_exact(s[k], 4);
+  for (const auto& r : s) expect_exact(r, 4);
   // [key][protocol][0, 3000]: simple_start moves Simple only, ll128_start LL128 only.
   EXPECT_NEAR(time(1) - time(0), 3.0, 0.05);
   EXPECT_DOUBLE_EQ(time(3), time(2));

@@ -138,5 +138,39 @@ TEST(NcclRing, ShapesPerProtocolFromTheDefaults) {
   expect_consistent(plan);
 }
 
+// A CTA's copy cost and a kernel's start per protocol: gpu.channel_gbps for
+// every protocol; with LL the trip's bound (512 threads x 8 B per trip) when
+// it is the slower, and the trip itself; each protocol its own start (LL
+// none: the launch is an LL kernel's).
+TEST(NcclRing, CopyCostTripAndStartPerProtocol) {
+  const Config none = load_config("", {});
+  for (const Protocol p : {Protocol::kSimple, Protocol::kLl, Protocol::kLl128}) {
+    const NcclRingShape s = NcclRingShape::from(none, p);
+    EXPECT_EQ(s.ps_per_byte, 0.0);
+    EXPECT_EQ(s.trip_ps, 0u);
+    EXPECT_EQ(s.start_ps, 0u);
+  }
+  // 4096 ns per trip of 4 KiB: 1 GB/s, slower than the CTA's 2 GB/s.
+  const Config slow_trip = load_config("", {"gpu.channel_gbps=2", "gpu.ll_trip_ns=4096",
+                                            "gpu.simple_start_ns=3000", "gpu.ll128_start_ns=4000"});
+  const NcclRingShape simple = NcclRingShape::from(slow_trip, Protocol::kSimple);
+  const NcclRingShape ll = NcclRingShape::from(slow_trip, Protocol::kLl);
+  const NcclRingShape ll128 = NcclRingShape::from(slow_trip, Protocol::kLl128);
+  EXPECT_DOUBLE_EQ(simple.ps_per_byte, 500.0);
+  EXPECT_DOUBLE_EQ(ll.ps_per_byte, 1000.0);
+  EXPECT_DOUBLE_EQ(ll128.ps_per_byte, 500.0);
+  EXPECT_EQ(simple.trip_ps, 0u);
+  EXPECT_EQ(ll.trip_ps, 4096000u);
+  EXPECT_EQ(ll128.trip_ps, 0u);
+  EXPECT_EQ(simple.start_ps, 3000000u);
+  EXPECT_EQ(ll.start_ps, 0u);
+  EXPECT_EQ(ll128.start_ps, 4000000u);
+  // 512 ns per trip: 8 GB/s, faster than the CTA's 2 GB/s, which binds.
+  const Config fast_trip = load_config("", {"gpu.channel_gbps=2", "gpu.ll_trip_ns=512"});
+  const NcclRingShape ll_fast = NcclRingShape::from(fast_trip, Protocol::kLl);
+  EXPECT_DOUBLE_EQ(ll_fast.ps_per_byte, 500.0);
+  EXPECT_EQ(ll_fast.trip_ps, 512000u);
+}
+
 }  // namespace
 }  // namespace fabricsim

@@ -28,8 +28,8 @@
 //     response to its writer.
 // Timing assumptions: scatter and gather copies are local and not the limit;
 // polling a flag costs nothing once it is in; the kernel starts
-// gpu.launch_ns + gpu.simple_start_ns after the call (it runs Simple's
-// primitives: CollectiveSweep::start_delay).
+// gpu.launch_ns (gpu.graph_launch_ns from a CUDA graph) + gpu.simple_start_ns
+// after the call (it runs Simple's primitives: CollectiveSweep::start_delay).
 #include <algorithm>
 #include <vector>
 
