@@ -66,6 +66,11 @@ class CollectiveAlgorithm {
   virtual std::uint64_t first_step_wire_bytes(std::uint64_t entry) const {
     return first_step_count(entry) * gpu_.es_;
   }
+  // The address whose stripe picks the entry's link (Gpu::pick_link): its
+  // data's, unless the algorithm's writes land elsewhere on the wire.
+  virtual std::uint64_t first_step_addr(std::uint64_t entry) const {
+    return (entry & kEntryElement) * gpu_.es_;
+  }
   // The packet of `port`'s front first-step entry (the queue is not empty),
   // made now; the entry leaves the queue when it has made its last packet.
   virtual PacketId make_first_step(Gpu::Port& port) = 0;

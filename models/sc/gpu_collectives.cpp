@@ -77,7 +77,7 @@ void Gpu::start_work() {
 }
 
 int Gpu::first_step_link(std::uint64_t entry) const {
-  return pick_link((entry & kEntryElement) * es_, algo_->first_step_dst(entry));
+  return pick_link(algo_->first_step_addr(entry), algo_->first_step_dst(entry));
 }
 
 bool Gpu::may_issue() const {

@@ -79,6 +79,13 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
     const std::uint64_t data = first_step_count(entry) * es();
     return (data * den_ + num_ - 1) / num_;
   }
+  // LL and LL128 writes are whole lines stored one after another into the
+  // receiver's FIFO, so their wire offset (not their data's: 120 of every
+  // 128 B with LL128) picks the link, and consecutive writes take the links
+  // in turn. Simple: the same as the data's.
+  std::uint64_t first_step_addr(std::uint64_t entry) const override {
+    return (entry & kEntryElement) * es() * den_ / num_;
+  }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
   // tag: the channel whose op may write now, or (with kCopied) whose CTA
