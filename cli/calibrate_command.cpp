@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -309,9 +308,7 @@ int run(const CalibrateOptions& opts) {
   if (fitted.empty()) throw ConfigError("--fit: name at least one parameter, KEY=LO:HI[:STEP]");
   if (opts.grid < 3) throw ConfigError(fmt::format("--grid {}: at least 3 points", opts.grid));
   check_logs(opts);
-  check_only_protocol(opts.only_protocol);
-  std::string only = opts.only_protocol;  // as compare.json has it: lower case
-  for (char& ch : only) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string only = only_protocol_of(opts.only_protocol);
   const std::vector<double> start = start_values(opts, fitted);
 
   const Interrupts interrupts;
@@ -325,7 +322,7 @@ int run(const CalibrateOptions& opts) {
   nlohmann::json out = {{"config", opts.config_path}, {"overrides", opts.overrides}, {"logs", opts.logs},
                         {"hold_out", opts.hold_out}, {"objective", "mean |time error| over the fitted logs' sizes"},
                         {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
-                        {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(only)}};
+                        {"only_protocol", only.empty() ? nlohmann::json() : nlohmann::json(only)}};
   const auto write = [&] {
     out["evaluations"] = cal.evaluations();
     std::error_code ec;

@@ -306,7 +306,7 @@ void plan_runs(Plan& p, const CompareOptions& opts, const std::vector<std::strin
 
 // Parses the log and plans the simulations; ConfigError if anything does not fit.
 Plan prepare(const CompareOptions& opts, const std::string& text) {
-  check_only_protocol(opts.only_protocol);
+  only_protocol_of(opts.only_protocol);
   Plan p;
   p.log = parse_nccl_log(text, opts.log_path);
   p.op = op_of(opts, p.log);
@@ -634,7 +634,7 @@ nlohmann::json row_json(const Plan& p, const Row& r) {
 void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_err, const ErrorSum& bw_err) {
   nlohmann::json j = {{"log", opts.log_path}, {"config", opts.config_path}, {"test", p.log.test},
                       {"max_bytes", opts.max_bytes ? nlohmann::json(opts.max_bytes) : nlohmann::json()},
-                      {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(lower(opts.only_protocol))},
+                      {"only_protocol", opts.only_protocol.empty() ? nlohmann::json() : nlohmann::json(only_protocol_of(opts.only_protocol))},
                       {"protocol_modelled", p.model.has_protocol},
                       {"protocol_fallbacks", p.protocol_fallbacks},
                       {"busbw_resolved_GBps", kBusbwResolvedGBps},
@@ -677,11 +677,12 @@ Plan plan_of(const CompareOptions& opts) {
 
 }  // namespace
 
-void check_only_protocol(const std::string& protocol) {
-  const std::string p = lower(protocol);
+std::string only_protocol_of(const std::string& protocol) {
+  std::string p = lower(protocol);
   if (!p.empty() && p != "simple" && p != "ll" && p != "ll128")
     throw ConfigError(fmt::format(
         "--only-protocol '{}': one of simple, ll, ll128 (NCCL's protocols, as a log names them)", protocol));
+  return p;
 }
 
 CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrupts) {

@@ -32,9 +32,9 @@ struct CompareOptions {
 // 128 + the signal when SIGINT or SIGTERM stopped it (cli/interrupt.hpp).
 int compare_command(const CompareOptions& opts);
 
-// ConfigError unless `protocol` is empty or one of NCCL's (simple, ll, ll128,
-// any case): the value of --only-protocol.
-void check_only_protocol(const std::string& protocol);
+// The value of --only-protocol in lower case: empty or one of NCCL's
+// (simple, ll, ll128, any case given); ConfigError otherwise.
+std::string only_protocol_of(const std::string& protocol);
 
 class Interrupts;
 

@@ -84,7 +84,7 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
   // 128 B with LL128) picks the link, and consecutive writes take the links
   // in turn. Simple: the same as the data's.
   std::uint64_t first_step_addr(std::uint64_t entry) const override {
-    return (entry & kEntryElement) * es() * den_ / num_;
+    return CollectiveAlgorithm::first_step_addr(entry) * den_ / num_;
   }
   PacketId make_first_step(Port& port) override;
   void receive(const Packet& in) override;
