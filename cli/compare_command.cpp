@@ -56,6 +56,7 @@ struct ModelKeys {
   bool has_protocol = false;
   std::vector<std::string> protocols;  // collective.protocol's (empty: any)
   bool has_cuda_graph = false;         // gpu.cuda_graph: launches from a CUDA graph
+  bool has_registration = false;       // collective.registration: NCCL's registered buffers
 };
 
 ModelKeys model_keys() {
@@ -64,6 +65,7 @@ ModelKeys model_keys() {
   for (const auto& e : schema.entries()) {
     if (e.info.key == "collective.algorithm") m.algorithms = e.info.choices;
     if (e.info.key == "gpu.cuda_graph") m.has_cuda_graph = true;
+    if (e.info.key == "collective.registration") m.has_registration = true;
     if (e.info.key == "collective.protocol") {
       m.has_protocol = true;
       m.protocols = e.info.choices;
@@ -128,6 +130,14 @@ CollectiveOp op_of(const CompareOptions& opts, const NcclLog& log) {
                     "broadcast, reduce)");
 }
 
+// The log says how its buffers were registered and the model runs NCCL's
+// kernels (the fabric alone, protocol ideal, has no kernels to pick).
+bool registers(const Plan& p) {
+  return p.model.has_registration && p.log.registration >= 0 &&
+         !p.user_keys.count("collective.registration") &&
+         value_of(p.base, "collective.protocol") != "ideal";
+}
+
 // What every simulation of the log sets: the workload, its type and reduction.
 std::vector<std::string> common_sets(const Plan& p) {
   const NcclRow& r0 = p.log.rows.front();
@@ -171,6 +181,10 @@ void plan_row(const Plan& p, const CompareOptions& opts, Row& row) {
     row.sets.push_back("topology.endpoints=" + std::to_string(m.ranks));
   plan_key(p, row, "collective.algorithm", m.algorithm, p.model.algorithms, "");
   if (p.model.has_protocol) plan_key(p, row, "collective.protocol", m.protocol, p.model.protocols, "protocol ");
+  if (row.status == Status::kPending && registers(p) && p.log.registration == 1) {
+    row.status = Status::kNotInModel;
+    row.why = "-R 1 buffers";
+  }
   if (row.status == Status::kPending && opts.max_bytes > 0 && m.size > opts.max_bytes)
     row.status = Status::kBeyondReach;
   if (row.status == Status::kPending && !opts.only_protocol.empty() &&
@@ -312,12 +326,23 @@ Plan prepare(const CompareOptions& opts, const std::string& text) {
   p.op = op_of(opts, p.log);
   p.model = model_keys();
   for (const auto& o : opts.overrides) p.user_keys.insert(o.substr(0, o.find('=')));
-  const std::vector<std::string> common = common_sets(p);
-  std::vector<std::string> base = common;
-  base.push_back("collective.min_bytes=" + std::to_string(p.log.rows.front().size));
-  base.push_back("collective.max_bytes=" + std::to_string(p.log.rows.front().size));
-  base.insert(base.end(), opts.overrides.begin(), opts.overrides.end());
-  p.base = load_config(opts.config_path, base);
+  std::vector<std::string> common = common_sets(p);
+  const auto load_base = [&] {
+    std::vector<std::string> base = common;
+    base.push_back("collective.min_bytes=" + std::to_string(p.log.rows.front().size));
+    base.push_back("collective.max_bytes=" + std::to_string(p.log.rows.front().size));
+    base.insert(base.end(), opts.overrides.begin(), opts.overrides.end());
+    p.base = load_config(opts.config_path, base);
+  };
+  load_base();
+  // How the buffers were registered (nccl-tests -R: 0 none, 2 symmetric
+  // windows; 1 is not in the model: plan_row), once the configuration says
+  // it runs NCCL's kernels.
+  if (registers(p) && p.log.registration != 1) {
+    common.push_back(std::string("collective.registration=") +
+                     (p.log.registration == 2 ? "symmetric" : "none"));
+    load_base();
+  }
   for (const NcclRow& m : p.log.rows) {
     Row r;
     r.m = &m;
@@ -593,6 +618,14 @@ void print_footer(const CompareOptions& opts, const Plan& p, const ErrorSum& tim
     fmt::print("# Launch: the log's calls were launched {} (its banner's 'graph: {}'): gpu.cuda_graph={}\n",
                p.log.graph > 0 ? "from a CUDA graph" : "one by one", p.log.graph,
                p.base.gpu.cuda_graph ? "true" : "false");
+  if (p.model.has_registration && p.log.registration >= 0)
+    fmt::print("# Buffers: the log's calls ran on {} buffers (nccl-tests -R {}): {}\n",
+               p.log.registration == 2 ? "symmetric-registered" : p.log.registration == 1 ? "locally registered" : "unregistered",
+               p.log.registration,
+               registers(p) ? (p.log.registration == 1 ? std::string("not in the model")
+                                                       : "collective.registration=" + to_string(p.base.collective.registration))
+                            : "collective.registration=" + to_string(p.base.collective.registration) +
+                                  (p.user_keys.count("collective.registration") ? " (--set)" : " (the fabric alone: no kernels)"));
   if (!p.model.has_protocol)
     fmt::print("# Protocol: not modelled yet (the configuration has no collective.protocol); the "
                "'measured' column says which NCCL used ('?': the log does not say)\n");

@@ -136,6 +136,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
     nvls_shape_ = NcclNvlsShape::from(cfg);
     launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
     host_call_ = cfg.gpu.cuda_graph ? 0 : ns_to_ps(cfg.gpu.host_call_ns);
+    symmetric_start_ = ns_to_ps(cfg.gpu.symmetric_start_ns);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
@@ -172,12 +173,30 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
       c.algorithm = cfg_.algorithm;
       if (c.algorithm == CollectiveAlgo::kAuto)  // NCCL's tuner picks ring or NVLS per size
         c.algorithm = tuner_.all_reduce(c.bytes, gpus, auto_may_pick_nvls(cfg), protocol_).algorithm;
+      if (nccl_ && cfg_.registration == Registration::kSymmetric) pick_symmetric(c, gpus);
       c.gap = calls_.empty() ? 0 : ns_to_ps(cfg_.gap_ns);
       calls_.push_back(c);
     }
     if (b > static_cast<std::uint64_t>(cfg_.max_bytes) / static_cast<std::uint64_t>(cfg_.step_factor))
       break;
   }
+}
+
+// Registered buffers: NCCL's own model picks a symmetric kernel (or none);
+// it runs RSxLDMC_AGxSTMC and falls back to the normal kernels for the rest
+// (models/core/nccl_symmetric.hpp).
+void CollectiveSweep::pick_symmetric(CollectiveCall& c, int n) const {
+  if (c.op != CollectiveOp::kAllReduce) return;
+  const SymPick pick = nccl_symmetric_pick(c.bytes, n, cfg_.dtype, cfg_.redop, true);
+  if (pick.falls_back()) return;
+  if (pick.kernel != SymKernel::kRsLdMcAgStMc)
+    throw ConfigError("collective.registration=symmetric: NCCL would run its " +
+                      std::string(nccl_name(pick.kernel)) + " kernel for " + std::to_string(c.bytes) +
+                      " B on " + std::to_string(n) + " GPUs, which the model does not implement "
+                      "(it has RSxLDMC_AGxSTMC); use collective.registration=none");
+  c.algorithm = CollectiveAlgo::kNvls;
+  c.symmetric = true;
+  c.channels = pick.ctas;
 }
 
 void CollectiveSweep::begin(Ps t) {
@@ -188,7 +207,9 @@ void CollectiveSweep::begin(Ps t) {
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
   hier_.intra = plan_;
-  if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
+  if (c.symmetric) {
+    symmetric_plan_ = NcclSymmetricPlan(plan_.elements, es, plan_.n, c.channels);
+  } else if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
     c.protocol = Protocol::kSimple;  // NCCL runs NVLS with Simple only (auto too)
     nvls_plan_ = NcclNvlsPlan(plan_.elements, es, plan_.n, nvls_shape_);
     c.channels = nvls_plan_.channels();
@@ -209,7 +230,9 @@ Ps CollectiveSweep::start_delay(std::size_t call, int g) const {
   Ps d = launch_ + (g == straggler_.gpu ? ns_to_ps(straggler_.delay_ns) : 0);
   // The kernel's own start with its protocol (NVLS runs Simple's primitives),
   // which begin() has resolved.
-  if (nccl_) {
+  if (calls_[call].symmetric) {
+    d += symmetric_start_;
+  } else if (nccl_) {
     const Protocol p = calls_[call].protocol;
     if (p == Protocol::kIdeal || p == Protocol::kAuto)
       throw InvariantError("collective: call " + std::to_string(call) + " has not begun");

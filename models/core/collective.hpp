@@ -10,6 +10,7 @@
 
 #include "models/core/config.hpp"
 #include "models/core/nccl_nvls.hpp"
+#include "models/core/nccl_symmetric.hpp"
 #include "models/core/nccl_ring.hpp"
 #include "models/core/nccl_tuner.hpp"
 #include "models/core/reduction_alu.hpp"
@@ -131,6 +132,9 @@ struct CollectiveCall {
   std::uint64_t stores_waiting_max = 0;  // NVLS all-reduce: most stores a GPU held unsent
   int channels = 0;  // collective.protocol other than ideal: NCCL channels it used
   Protocol protocol = Protocol::kIdeal;  // the protocol it ran with (auto: the tuner's pick)
+  // collective.registration=symmetric: NCCL's symmetric kernel RSxLDMC_AGxSTMC
+  // runs it (algorithm nvls, on `channels` CTAs; protocol stays kIdeal).
+  bool symmetric = false;
   std::vector<Ps> gpu_done;    // when each GPU had its whole output
   // When each GPU ended its first phase (ring all-reduce: its chunk fully
   // reduced; hierarchical: reduced inside its domain) and, hierarchical, its
@@ -167,6 +171,7 @@ class CollectiveSweep {
   // current call's NVLS channels, loops and pieces, and their sizes.
   const NcclNvlsPlan& nvls_plan() const { return nvls_plan_; }
   const NcclNvlsShape& nvls_shape() const { return nvls_shape_; }
+  const NcclSymmetricPlan& symmetric_plan() const { return symmetric_plan_; }
   const CollectiveCall& current() const { return calls_[current_]; }
   // The GPU groups of a call: partition 0 is every GPU in one group.
   const Partition& partition(int k) const { return partitions_[static_cast<size_t>(k)]; }
@@ -250,6 +255,8 @@ class CollectiveSweep {
   NcclRingPlan nccl_plan_;
   NcclNvlsShape nvls_shape_;  // collective.algorithm=nvls
   NcclNvlsPlan nvls_plan_;
+  NcclSymmetricPlan symmetric_plan_;  // the current call's, when it is symmetric
+  Ps symmetric_start_ = 0;            // gpu.symmetric_start_ns
   Ps launch_ = 0;  // gpu.launch_ns (gpu.graph_launch_ns with gpu.cuda_graph)
   Ps host_call_ = 0;  // gpu.host_call_ns (0 with gpu.cuda_graph): the shortest call
   HierPlan hier_;
@@ -264,6 +271,7 @@ class CollectiveSweep {
   // order, |got - golden| <= 2 (n-1) u sum|x_i| (u the unit roundoff).
   bool tolerant_ = false;
   bool within_tolerance(const Golden& g, std::uint64_t i, const std::uint8_t* got) const;
+  void pick_symmetric(CollectiveCall& c, int n) const;
   using GoldenMap = std::unordered_map<std::uint64_t, Golden>;
   GoldenMap golden_;  // by first element and group
   // The golden slice at `first` of a group, computed on its first use.

@@ -148,6 +148,7 @@ struct CollectiveConfig {
   InterAlgo inter = InterAlgo::kRing;  // hierarchical: across the domains
   Protocol protocol = Protocol::kIdeal;   // the GPU side (collective.protocol)
   std::int64_t channels = 24;             // NCCL channels (collective.channels)
+  Registration registration = Registration::kNone;  // the buffers' NCCL registration
 };
 
 // The GPU side of NCCL's collectives (collective.protocol other than ideal;
@@ -170,6 +171,7 @@ struct GpuConfig {
   double ll_trip_ns = 0;                // ring, LL: a thread's trip per 16 B line; 0 unbounded
   double simple_start_ns = 0;           // Simple kernels (ring, NVLS): start beyond an LL kernel's
   double ll128_start_ns = 0;            // LL128 ring kernel: start beyond an LL kernel's
+  double symmetric_start_ns = 0;        // symmetric kernel: start beyond an LL kernel's
   double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
   // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).

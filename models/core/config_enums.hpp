@@ -41,6 +41,9 @@ enum class InterAlgo { kRing, kTree, kDoubleTree };
 // the links' speed from the first nanosecond, forwarded per packet; the
 // others are NCCL's protocols on the GPU side (docs/models/gpu.md).
 enum class Protocol { kIdeal, kSimple, kLl, kLl128, kAuto };
+// How the call's buffers are registered with NCCL (collective.registration;
+// nccl-tests -R 0 / 2): symmetric windows let NCCL run its symmetric kernels.
+enum class Registration { kNone, kSymmetric };
 
 std::string to_string(Queueing q);
 std::string to_string(Multicast m);
@@ -51,6 +54,7 @@ std::string to_string(CollectiveAlgo a);
 std::string to_string(Retry r);
 std::string to_string(InterAlgo a);
 std::string to_string(Protocol p);
+std::string to_string(Registration r);
 
 // Whether the collective reduces (nccl-tests prints redop "none" otherwise).
 inline bool reduces(CollectiveOp op) {

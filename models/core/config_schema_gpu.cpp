@@ -15,7 +15,11 @@ const std::vector<std::pair<std::string, Protocol>> kProtocols = {
     {"ll128", Protocol::kLl128}, {"auto", Protocol::kAuto}};
 }  // namespace
 
+const std::vector<std::pair<std::string, Registration>> kRegistrations = {
+    {"none", Registration::kNone}, {"symmetric", Registration::kSymmetric}};
+
 std::string to_string(Protocol p) { return name_of(kProtocols, p); }
+std::string to_string(Registration r) { return name_of(kRegistrations, r); }
 
 void add_gpu_keys(Schema<Config>& s) {
   using C = Config;
@@ -167,6 +171,24 @@ void add_gpu_keys(Schema<Config>& s) {
              "LL128): time from the kernel's start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
              "No published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
              "(docs/validation.md, \"Calibrations\")");
+  s.add_choice(
+      "collective.registration", &C::collective, &CollectiveConfig::registration, kRegistrations,
+      "collective.protocol other than ideal: how the buffers are registered with NCCL. none "
+      "(nccl-tests -R 0): NCCL's normal kernels. symmetric (-R 2, ncclCommWindowRegister with "
+      "NCCL_WIN_COLL_SYMMETRIC): per all_reduce call NCCL rates its symmetric kernels by its own "
+      "model and, where it picks RSxLDMC_AGxSTMC (on 4 H100s from 64 KiB), runs it instead of "
+      "collective.algorithm and collective.protocol: 1 to ceil(16/n) CTAs of 16 warps, each "
+      "reading 4 KiB chunks with multimem.ld_reduce and storing them with multimem.st, between "
+      "two barriers; no FIFO and no copies (NVIDIA/nccl v2.29.2 src/sym_kernels.cc, "
+      "src/device/symmetric/all_reduce.cuh; models/core/nccl_symmetric.hpp). Where it picks an "
+      "LL kernel the call runs the normal kernels, as NCCL does with several GPUs per process "
+      "(nccl-tests -g). fabricsim compare sets it from the log's '-R' flag. -R 1 (local "
+      "registration) is not modelled");
+  s.add_real("gpu.symmetric_start_ns", &C::gpu, &GpuConfig::symmetric_start_ns, "ns", 0, 1e6,
+             "collective.registration=symmetric: time from the symmetric kernel's start (gpu.launch_ns "
+             "or gpu.graph_launch_ns after the call) to its first barrier, beyond an LL kernel's (as "
+             "gpu.simple_start_ns). No published figure: 0 by default; configs/dgx-h100-nccl.yaml "
+             "holds a calibration (docs/validation.md, \"Calibrations\")");
   s.add_real("gpu.graph_launch_ns", &C::gpu, &GpuConfig::graph_launch_ns, "ns", 0, 1e9,
              "gpu.launch_ns for calls launched from a CUDA graph (gpu.cuda_graph). No published "
              "figure: 0 (not modelled) by default; configs/dgx-h100-nccl.yaml holds a calibration "

@@ -214,6 +214,10 @@ void check_training_workload(const Config& c, std::int64_t n) {
 void check_protocol(const Config& c) {
   const auto& k = c.collective;
   if (k.protocol == Protocol::kIdeal) {
+    if (k.registration != Registration::kNone)
+      fail("collective.registration=" + to_string(k.registration) +
+           " picks NCCL's kernels for registered buffers, a GPU-side model: set "
+           "collective.protocol (simple, ll, ll128 or auto), not ideal");
     if (k.algorithm == CollectiveAlgo::kAuto)
       fail("collective.algorithm=auto picks ring or nvls per size as NCCL's tuner does, from "
            "the GPU side's protocols: set collective.protocol (simple, ll, ll128 or auto), not "

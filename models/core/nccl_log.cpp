@@ -168,6 +168,7 @@ class Parser {
 
   void comment(int n, const std::vector<std::string>& w, const std::string& text) {
     if (starts_with(text, "GPUS (n):")) return header_gpus(n, text.substr(9));
+    registration_flag(n, w, text);
     if (starts_with(text, "ALGO/ENV:")) return algo_env(n, trim(text.substr(9)));
     if (starts_with(text, "NCCL tuner choice per size")) return tuner(n, text);
     if (starts_with(text, "COLLECTIVE:") && words(text).size() > 1) {  // '# COLLECTIVE: all_reduce_perf ...'
@@ -224,6 +225,32 @@ class Parser {
     if (header_gpus_.empty())
       fail(log_.origin, n, "'# GPUS (n):' without a GPU count (e.g. '# GPUS (n): 4' or '2, 4, 6')");
     header_gpus_line_ = n;
+  }
+
+  // nccl-tests' buffer registration flag, '-R N' or '--local_register N', on a
+  // comment line that gives its command ('./all_reduce_perf ... -R 2') or its
+  // flags ('nccl-tests flags -R 2'); two lines that disagree are refused.
+  void registration_flag(int n, const std::vector<std::string>& w, const std::string& text) {
+    const bool command =
+        text.find("nccl-tests flags") != std::string::npos ||
+        std::any_of(w.begin(), w.end(), [](const std::string& x) {
+          return x.size() > 5 && x.compare(x.size() - 5, 5, "_perf") == 0;
+        });
+    if (!command) return;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      std::string v;
+      if ((w[i] == "-R" || w[i] == "--local_register") && i + 1 < w.size()) v = w[i + 1];
+      else if (starts_with(w[i], "--local_register=")) v = w[i].substr(17);
+      else continue;
+      if (v != "0" && v != "1" && v != "2")
+        fail(log_.origin, n, "nccl-tests' " + w[i] + " flag with '" + v + "': it takes 0, 1 or 2");
+      const int r = v[0] - '0';
+      if (log_.registration >= 0 && log_.registration != r)
+        fail(log_.origin, n, "-R " + v + " after -R " + std::to_string(log_.registration) + " on line " +
+                                 std::to_string(registration_line_) + ": one registration per log");
+      log_.registration = r;
+      registration_line_ = n;
+    }
   }
 
   // '# ALGO/ENV: NCCL_ALGO=Ring; NCCL_DEBUG=INFO': a single name forces it;
@@ -385,6 +412,7 @@ class Parser {
   std::vector<int> table_ranks_;  // per section: nccl-tests' banner when it began
   std::vector<int> header_gpus_;
   int header_gpus_line_ = 0;
+  int registration_line_ = 0;
   int gpus_ = 0, threads_ = 1, rank_lines_ = 0;
   Said forced_algo_, forced_proto_;
 };

@@ -20,6 +20,8 @@
 //  - '# ALGO/ENV: NCCL_ALGO=Ring; NCCL_PROTO=LL' (text starting 'default' or
 //    'sections' forces nothing: the sections say);
 //  - '# NCCL tuner choice per size (...): 268435456:RING/SIMPLE, ...';
+//  - the buffers' registration: nccl-tests' '-R N' on a comment line that
+//    gives its command or flags ('# NOTE: command: ./all_reduce_perf ... -R 2');
 //  - the test: nccl-tests' '# Collective test starting: all_reduce_perf',
 //    else '# COLLECTIVE: all_reduce_perf'.
 // A row's algorithm and protocol come from its section, else the forced
@@ -71,6 +73,9 @@ struct NcclLog {
   int ranks = 0;     // the GPU count when every section has the same; else 0
   std::string forced_algorithm, forced_protocol;  // '# ALGO/ENV: NCCL_ALGO=...'
   int graph = -1;    // nccl-tests' banner 'graph: N' (1: calls from a CUDA graph, -G 1); -1: not said
+  // nccl-tests' -R N from the command the header gives (0 none, 1 local, 2
+  // symmetric windows); -1: not said
+  int registration = -1;
   std::map<std::uint64_t, NcclChoice> tuner;      // size -> NCCL's choice
   std::vector<NcclSection> sections;
   std::vector<NcclRow> rows;  // every row, in file order

@@ -15,7 +15,7 @@ void CollectiveAlgorithm::final_from_switch(const Packet& in) const {
 }
 
 namespace {
-struct Registration {
+struct Entry {
   CollectiveAlgo algorithm;  // the collective.algorithm value
   AlgorithmFactory make;
 };
@@ -28,8 +28,8 @@ std::unique_ptr<CollectiveAlgorithm> make_unresolved_auto(Gpu& /*gpu*/, const Co
 }
 
 // Built once from constant data on first use; never changed.
-const std::vector<Registration>& registry() {
-  static const std::vector<Registration> table = {
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> table = {
       {CollectiveAlgo::kRing, make_ring_algorithm},
       {CollectiveAlgo::kNvls, make_nvls_algorithm},
       {CollectiveAlgo::kPush, make_push_algorithm},
@@ -43,14 +43,14 @@ const std::vector<Registration>& registry() {
 
 std::vector<std::string> collective_algorithm_names() {
   std::vector<std::string> names;
-  for (const Registration& r : registry()) names.push_back(to_string(r.algorithm));
+  for (const Entry& r : registry()) names.push_back(to_string(r.algorithm));
   return names;
 }
 
 std::unique_ptr<CollectiveAlgorithm> make_collective_algorithm(CollectiveAlgo a, Gpu& gpu,
                                                                const Config& cfg,
                                                                const CollectiveSweep& sweep) {
-  for (const Registration& r : registry())
+  for (const Entry& r : registry())
     if (r.algorithm == a) return r.make(gpu, cfg, sweep);
   std::string names;
   for (const std::string& n : collective_algorithm_names())

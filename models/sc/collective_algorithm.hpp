@@ -209,6 +209,9 @@ std::unique_ptr<CollectiveAlgorithm> make_ring_algorithm(Gpu& gpu, const Config&
                                                          const CollectiveSweep& sweep);
 std::unique_ptr<CollectiveAlgorithm> make_nvls_algorithm(Gpu& gpu, const Config& cfg,
                                                          const CollectiveSweep& sweep);
+// NCCL's symmetric all-reduce kernel (collective.registration=symmetric);
+// not a collective.algorithm value: the sweep gives it the calls NCCL would.
+std::unique_ptr<CollectiveAlgorithm> make_nvls_symmetric_algorithm(Gpu& gpu, const Config& cfg);
 std::unique_ptr<CollectiveAlgorithm> make_push_algorithm(Gpu& gpu, const Config& cfg,
                                                          const CollectiveSweep& sweep);
 std::unique_ptr<CollectiveAlgorithm> make_direct_algorithm(Gpu& gpu, const Config& cfg,

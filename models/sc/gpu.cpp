@@ -38,10 +38,11 @@ Gpu::Gpu(const sc_core::sc_module_name& name, Scheduler& scheduler, int id, cons
     const auto a = static_cast<std::size_t>(c.algorithm);
     if (algorithms_.size() <= a) algorithms_.resize(a + 1);
     if (!algorithms_[a]) algorithms_[a] = make_collective_algorithm(c.algorithm, *this, cfg, sweep);
+    if (c.symmetric && !symmetric_) symmetric_ = make_nvls_symmetric_algorithm(*this, cfg);
   }
   if (!sweep.calls().empty()) {
     algo_id_ = sweep.calls().front().algorithm;
-    algo_ = algorithm(algo_id_);
+    algo_ = sweep.calls().front().symmetric ? symmetric_.get() : algorithm(algo_id_);
   }
 }
 

@@ -186,6 +186,7 @@ class Gpu : public TimedModule {
 
   // [collective.algorithm value] one instance for each algorithm the sweep uses.
   std::vector<std::unique_ptr<CollectiveAlgorithm>> algorithms_;
+  std::unique_ptr<CollectiveAlgorithm> symmetric_;  // NCCL's symmetric kernel, when a call runs it
   CollectiveAlgorithm* algo_ = nullptr;             // the current call's
   CollectiveAlgo algo_id_ = CollectiveAlgo::kRing;  // its collective.algorithm value
   bool requests_ = false;                           // algo_->requests() for this call

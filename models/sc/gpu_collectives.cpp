@@ -40,7 +40,7 @@ std::uint64_t Gpu::expected_output() const {
 void Gpu::start_call() {
   const CollectiveCall& call = sweep_.current();
   algo_id_ = call.algorithm;
-  algo_ = algorithm(algo_id_);
+  algo_ = call.symmetric ? symmetric_.get() : algorithm(algo_id_);
   const Partition& part = sweep_.partition(call.partition);
   call_.op = call.op;
   call_.group = part.group_of[static_cast<size_t>(id_)];

@@ -193,7 +193,8 @@ nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::si
   }
   if (k.protocol != Protocol::kIdeal) {  // the GPU side: how NCCL would run it
     row["algorithm"] = to_string(c.algorithm);  // collective.algorithm=auto: NCCL's pick
-    row["protocol"] = to_string(c.protocol);
+    // NCCL's symmetric kernel has no FIFO protocol: it says so instead.
+    row["protocol"] = c.symmetric ? std::string("symmetric") : to_string(c.protocol);
     row["channels"] = c.channels;
   }
   return row;

@@ -467,6 +467,50 @@ TEST(Cli, CompareOnlyProtocol) {
   fs::remove_all(dir);
 }
 
+// The log's -R sets collective.registration: -R 2 runs NCCL's symmetric
+// kernel where its model picks it (64 KiB on 4 GPUs), -R 0 the normal
+// kernels, -R 1 is not in the model; with the fabric alone (protocol ideal)
+// there are no kernels to pick.
+TEST(Cli, CompareReadsTheLogsRegistration) {
+  const std::string dir = temp_dir("compare_registration");
+  fs::create_directories(dir);
+  const std::string cfg = kSrc + "/configs/dgx-h100-nccl.yaml";
+  const auto log_with = [&](const std::string& r) {
+    std::string path = dir + "/R" + r + ".txt";
+    std::ofstream f(path);
+    f << "# GPUS (n): 4\n# NOTE: command: ./all_reduce_perf -b 32K -e 64K -g 4 -R " << r
+      << "\n# COLLECTIVE: all_reduce_perf\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+         " 32768  8192  float  sum  -1  25.9  1.26  1.89  0  25.3  1.29  1.94  0\n"
+         " 65536 16384  float  sum  -1  24.2  2.71  4.07  0  23.0  2.85  4.27  0\n";
+    return path;
+  };
+  Result r = sh("compare " + log_with("2") + " " + cfg + " --out " + dir + "/a");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("# Buffers: the log's calls ran on symmetric-registered buffers (nccl-tests -R 2): "
+                          "collective.registration=symmetric"),
+            std::string::npos)
+      << r.output;
+  auto j = load(dir + "/a/compare.json");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["sim_protocol"], "ll");  // NCCL's LL pick falls back
+  EXPECT_EQ(j["rows"][1]["sim_protocol"], "symmetric");
+  EXPECT_EQ(j["rows"][1]["sim_algorithm"], "nvls");
+  r = sh("compare " + log_with("0") + " " + cfg + " --out " + dir + "/b");
+  ASSERT_EQ(r.status, 0) << r.output;
+  j = load(dir + "/b/compare.json");
+  EXPECT_EQ(j["rows"][1]["sim_protocol"], "ll");
+  r = sh("compare " + log_with("1") + " " + cfg + " --out " + dir + "/c");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("not in the model: -R 1 buffers"), std::string::npos) << r.output;
+  r = sh("compare " + log_with("2") + " " + kSrc + "/configs/dgx-h100-allreduce.yaml --max-bytes 32768 --out " +
+         dir + "/d");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("collective.registration=none (the fabric alone: no kernels)"), std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
 // compare simulates each size as the log says it ran: the tuner's choice
 // per size (NVLS for the small sizes here, Ring for the larger) gives
 // collective.algorithm, each setting its own simulation; an algorithm the

@@ -112,6 +112,10 @@ TEST(NcclLog, ReadsTheAlgorithmAndProtocolEachFileRan) {
   EXPECT_EQ(small.graph, 0);
   EXPECT_EQ(parse_nccl_log(read(dir + "h100x4-auto-allreduce-small-R0-G1-waynehacking.txt"), "g").graph, 1);
   EXPECT_EQ(ring.graph, 0);
+  // The buffers' registration: -R on the command the header gives.
+  EXPECT_EQ(small.registration, 0);
+  EXPECT_EQ(parse_nccl_log(read(dir + "h100x4-auto-allreduce-small-R2-G1-waynehacking.txt"), "r").registration, 2);
+  EXPECT_EQ(ring.registration, -1);  // its command has no -R
 }
 
 // The scaling run: one '### GPUS=2' marker, then the sizes start again twice
@@ -238,6 +242,14 @@ TEST(NcclLog, MalformedInputNamesTheLine) {
     EXPECT_NE(std::string(e.what()).find("log:7: data type 'double' is not one fabricsim models"),
               std::string::npos);
   }
+  // nccl-tests' -R takes 0, 1 or 2, once per log.
+  EXPECT_NE(error_of("# NOTE: command: ./all_reduce_perf -b 8 -R 3\n" + header + "1024 256 float sum -1 1 1 1 0\n")
+                .find("log:1: nccl-tests' -R flag with '3': it takes 0, 1 or 2"),
+            std::string::npos);
+  EXPECT_NE(error_of("# NOTE: ./all_reduce_perf -R 2\n# ALGO/ENV: nccl-tests flags -R 0\n" + header +
+                     "1024 256 float sum -1 1 1 1 0\n")
+                .find("log:2: -R 0 after -R 2 on line 1"),
+            std::string::npos);
   EXPECT_THROW(nccl_redop("prod", "log", 1), ConfigError);
   EXPECT_THROW(nccl_test_op("sendrecv_perf", "log"), ConfigError);
 }
