@@ -3,7 +3,11 @@ build/fabricsim and prints one table (or JSON). Never a test: host times
 depend on the machine and its load; docs/performance.md has the method.
 
 usage: bench.py OUT [--json] [--quick] [--no-nvl72] [--sweep] [--scaling] [--micro] [--icount]
-                    [--misses] [--repeat=N]
+                    [--misses] [--booksim=PATH] [--repeat=N]
+
+--booksim=PATH runs the switch cases that name a BookSim2 rate through
+fabricsim and the BookSim2 binary PATH alternately (configs/booksim/) and
+prints the ratio of their simulated cycles per host second.
 
 --repeat=N runs each case N times and keeps the fastest (host time on a
 shared machine only ever gets worse than the code's own cost).
@@ -16,8 +20,14 @@ import subprocess
 import sys
 
 OUT = sys.argv[1]
-FLAGS = {a for a in sys.argv[2:] if not a.startswith("--repeat=")}
-REPEAT = max([int(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--repeat=")] or [1])
+FLAGS = {a for a in sys.argv[2:] if not a.startswith(("--repeat=", "--booksim="))}
+REPEATS = [int(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--repeat=")]
+BOOKSIM = next((a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--booksim=")), None)
+REPEAT = max(REPEATS or [3 if BOOKSIM else 1])
+BOOKSIM_CONFIG = "configs/booksim/sw64-voq-islip1.cfg"
+# The binary measured: build/fabricsim (scripts/bench builds it); its tests
+# name another with FABRICSIM_BENCH_BINARY.
+FABRICSIM = os.environ.get("FABRICSIM_BENCH_BINARY", "build/fabricsim")
 SWITCH = "configs/switch64.yaml"
 # 1024-flit input buffers: with the preset's 512 the 64-port switch accepts
 # only 0.864 at offered 0.9 (its VOQs fill the shared buffer), and a speed
@@ -32,7 +42,8 @@ def case(name, config, sets, group, **extra):
 
 
 CASES = [
-    # BookSim2's rates on this machine class, from issue 7 (cycles per host second).
+    # BookSim2's rates on this machine class recorded in issue 7 (cycles per
+    # host second); --booksim measures them instead, beside these cases.
     case("voq-islip1-64p-load0.3", SWITCH, ISLIP + ["traffic.load=0.3", "sim.duration_ns=50000"],
          "switch", booksim=5400, load=0.3),
     case("voq-islip1-64p-load0.9", SWITCH, ISLIP + ["traffic.load=0.9", "sim.duration_ns=50000"],
@@ -123,7 +134,7 @@ def valgrind_rows(cases, tool, misses=False):
     rows = []
     for c in cases:
         d = os.path.join(OUT, c["name"])
-        cmd = ["valgrind"] + tool(d) + ["build/fabricsim", "run", c["config"], "--quiet", "--out", d]
+        cmd = ["valgrind"] + tool(d) + [FABRICSIM, "run", c["config"], "--quiet", "--out", d]
         for st in c["sets"]:
             cmd += ["--set", st]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -172,6 +183,52 @@ if "--misses" in FLAGS:
               "process; cachegrind out files in " + OUT)
     sys.exit(0)
 
+def booksim_once(load):
+    """One BookSim2 run of the switch at `load`: (cycles, host s, accepted)."""
+    cmd = [BOOKSIM, BOOKSIM_CONFIG, f"injection_rate={load}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    cycles = re.search(r"Time taken is (\d+) cycles", r.stdout)
+    host = re.search(r"Total run time ([\d.eE+-]+)", r.stdout)
+    acc = re.findall(r"Accepted flit rate average = ([\d.eE+-]+)", r.stdout)
+    # (BookSim2 exits 255 after a successful run: main() returns -1 then.)
+    if not cycles or not host or not acc:
+        sys.exit(f"bench: {' '.join(cmd)} ended without 'Time taken', 'Total run time' and the "
+                 f"accepted rate (exit {r.returncode}): {(r.stdout + r.stderr).strip()[-500:]}")
+    return int(cycles.group(1)), float(host.group(1)), float(acc[-1])
+
+
+def booksim_side_by_side():
+    """fabricsim and BookSim2 alternately on the same switch, REPEAT times
+    each; the fastest of each; the ratio of cycles per host second."""
+    rows = []
+    for c in [c for c in CASES if "booksim" in c]:
+        d = os.path.join(OUT, c["name"])
+        fab, bs = [], []
+        for _ in range(REPEAT):
+            fab.append(run_once(c, d))
+            bs.append(booksim_once(c["load"]))
+        f = min(fab, key=lambda x: x["sim"]["host_seconds"])
+        b = min(bs, key=lambda x: x[1])
+        fc = f["host"]["flit_cycles_per_second"]
+        rows.append({"case": c["name"], "load": c["load"],
+                     "fabricsim_cycles_per_s": fc, "fabricsim_host_s": f["sim"]["host_seconds"],
+                     "fabricsim_accepted": f["throughput"]["accepted"], "fabricsim_build": f["host"]["build"],
+                     "booksim2_cycles": b[0], "booksim2_host_s": b[1], "booksim2_cycles_per_s": b[0] / b[1],
+                     "booksim2_accepted": b[2], "speedup_vs_booksim2": fc / (b[0] / b[1])})
+    if "--json" in FLAGS:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'case':<26} {'fabricsim cycles/s':>18} {'accepted':>8} {'BookSim2 cycles/s':>17} "
+          f"{'accepted':>8} {'ratio':>7}")
+    for r in rows:
+        print(f"{r['case']:<26} {r['fabricsim_cycles_per_s']:>18.4g} {r['fabricsim_accepted']:>8.4f} "
+              f"{r['booksim2_cycles_per_s']:>17.4g} {r['booksim2_accepted']:>8.4f} "
+              f"{r['speedup_vs_booksim2']:>6.1f}x")
+    print(f"fastest of {REPEAT} alternating run(s) each; fabricsim: {FABRICSIM} ({rows[0]['fabricsim_build']}), "
+          f"BookSim2: {BOOKSIM} {BOOKSIM_CONFIG} injection_rate=LOAD (its 'Time taken' over its "
+          "'Total run time'); cycle = one flit time on a port")
+
+
 groups = {"switch"}
 if "--quick" not in FLAGS:
     groups |= {"collective"}
@@ -184,7 +241,7 @@ if "--scaling" in FLAGS:
 
 
 def run_once(c, d):
-    cmd = ["build/fabricsim", "run", c["config"], "--quiet", "--out", d]
+    cmd = [FABRICSIM, "run", c["config"], "--quiet", "--out", d]
     for s in c["sets"]:
         cmd += ["--set", s]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -228,6 +285,10 @@ def run(c):
         row["sizes"] = len(rows)
     return row
 
+
+if BOOKSIM:
+    booksim_side_by_side()
+    sys.exit(0)
 
 rows = [run(c) for c in CASES if c["group"] in groups]
 by = {r["case"]: r for r in rows}
@@ -295,8 +356,8 @@ for kind, pick in (("with data", lambda n: not n.endswith("-timing")), ("timing 
     sweep = [r for r in rows if r["case"].startswith("dgx-h100-sweep") and pick(r["case"])]
     if sweep:
         print(f"sweeps {kind}: {sum(r['host_s'] for r in sweep):.1f} s host in total (target <= 60 s)")
-print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates from issue 7 "
-      f"(same machine class); fastest of {REPEAT} run(s) per case")
+print("cycle = one flit time; hops = flits carried by every link; BookSim2 rates recorded in issue 7 "
+      f"(same machine class; --booksim PATH measures them side by side); fastest of {REPEAT} run(s) per case")
 builds = sorted({r["build"] for r in rows})
 print("build: " + ", ".join(builds)
       + ("" if any("profile-guided" in b for b in builds) else " (scripts/build --pgo: profile-guided)"))
