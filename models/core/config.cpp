@@ -22,11 +22,17 @@ bool uses_reduction_engine(const Config& c) {
   if (c.workload.kind == WorkloadKind::kTlm) return !c.tlm.multicast.empty();
   if (c.workload.kind != WorkloadKind::kCollective) return false;
   const AlgorithmTraits& t = traits_of(c.collective.algorithm);
-  if (has_op(t.reduces_in_switch, c.collective.op)) return true;
+  if (has_op(t.reduces_in_switch, c.collective.op) || may_run_symmetric_kernel(c)) return true;
   // Multicast alone (NVLS all-gather) needs the engine only to replicate
   // there (the ideal output-queued switch replicates at once anyway).
   return t.multicasts && c.sw.multicast == Multicast::kEngine &&
          c.sw.queueing != Queueing::kOutput;
+}
+
+bool may_run_symmetric_kernel(const Config& c) {
+  const auto& k = c.collective;
+  return c.workload.kind == WorkloadKind::kCollective && k.protocol != Protocol::kIdeal &&
+         k.registration == Registration::kSymmetric && k.op == CollectiveOp::kAllReduce;
 }
 
 bool auto_may_pick_nvls(const Config& c) {

@@ -284,6 +284,10 @@ bool uses_reduction_engine(const Config& c);
 // protocol allowed (simple or auto) for the data type and reduction
 // (multimem.ld_reduce: sum only for floating point; docs/models/gpu.md).
 bool auto_may_pick_nvls(const Config& c);
+// collective.registration=symmetric may run NCCL's symmetric all-reduce
+// kernel (multimem.ld_reduce and st through the switches' engines), whatever
+// collective.algorithm says: the GPU side, an all_reduce sweep.
+bool may_run_symmetric_kernel(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).
 int max_packet_flits(const Config& c);
 // Latency FEC adds to every flit crossing a link: one codeword at the lane

@@ -37,6 +37,20 @@ void add_gpu_keys(Schema<Config>& s) {
       "all_reduce: simple (or auto, which is simple: NCCL runs NVLS with Simple only) is NCCL's "
       "NVLS kernel, gpu.nvls_channels CTAs each reading its heads' pieces with bounded "
       "multimem.ld_reduce (docs/models/gpu.md, 'NVLS'); ll and ll128 are refused");
+  s.add_choice(
+      "collective.registration", &C::collective, &CollectiveConfig::registration, kRegistrations,
+      "collective.protocol other than ideal: how the buffers are registered with NCCL. none "
+      "(nccl-tests -R 0): NCCL's normal kernels. symmetric (-R 2, ncclCommWindowRegister with "
+      "NCCL_WIN_COLL_SYMMETRIC): per all_reduce call NCCL rates its symmetric kernels by its own "
+      "model and, where it picks RSxLDMC_AGxSTMC (on 4 H100s from 34 KiB: 64 KiB in a sweep by "
+      "powers of two), runs it instead of "
+      "collective.algorithm and collective.protocol: 1 to ceil(16/n) CTAs of 16 warps, each "
+      "reading 4 KiB chunks with multimem.ld_reduce and storing them with multimem.st, between "
+      "two barriers; no FIFO and no copies (NVIDIA/nccl v2.29.2 src/sym_kernels.cc, "
+      "src/device/symmetric/all_reduce.cuh; models/core/nccl_symmetric.hpp). Where it picks an "
+      "LL kernel the call runs the normal kernels, as NCCL does with several GPUs per process "
+      "(nccl-tests -g). fabricsim compare sets it from the log's '-R' flag. -R 1 (local "
+      "registration) is not modelled");
   s.add_int("collective.channels", &C::collective, &CollectiveConfig::channels, "channels", 1, 64,
             "NCCL channels (CTAs, each its own ring) for collective.protocol=simple; fewer are "
             "used below gpu.threads x 64 B per channel, as NCCL does. 24 is NCCL's ring count on "
@@ -171,19 +185,6 @@ void add_gpu_keys(Schema<Config>& s) {
              "LL128): time from the kernel's start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
              "No published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
              "(docs/validation.md, \"Calibrations\")");
-  s.add_choice(
-      "collective.registration", &C::collective, &CollectiveConfig::registration, kRegistrations,
-      "collective.protocol other than ideal: how the buffers are registered with NCCL. none "
-      "(nccl-tests -R 0): NCCL's normal kernels. symmetric (-R 2, ncclCommWindowRegister with "
-      "NCCL_WIN_COLL_SYMMETRIC): per all_reduce call NCCL rates its symmetric kernels by its own "
-      "model and, where it picks RSxLDMC_AGxSTMC (on 4 H100s from 64 KiB), runs it instead of "
-      "collective.algorithm and collective.protocol: 1 to ceil(16/n) CTAs of 16 warps, each "
-      "reading 4 KiB chunks with multimem.ld_reduce and storing them with multimem.st, between "
-      "two barriers; no FIFO and no copies (NVIDIA/nccl v2.29.2 src/sym_kernels.cc, "
-      "src/device/symmetric/all_reduce.cuh; models/core/nccl_symmetric.hpp). Where it picks an "
-      "LL kernel the call runs the normal kernels, as NCCL does with several GPUs per process "
-      "(nccl-tests -g). fabricsim compare sets it from the log's '-R' flag. -R 1 (local "
-      "registration) is not modelled");
   s.add_real("gpu.symmetric_start_ns", &C::gpu, &GpuConfig::symmetric_start_ns, "ns", 0, 1e6,
              "collective.registration=symmetric: time from the symmetric kernel's start (gpu.launch_ns "
              "or gpu.graph_launch_ns after the call) to its first barrier, beyond an LL kernel's (as "

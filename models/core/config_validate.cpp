@@ -292,14 +292,19 @@ void check_collective(const Config& c) {
   if (k.root >= n)
     fail("collective.root=" + std::to_string(k.root) + " does not exist with " +
          endpoint_count_key(c) + " GPUs (allowed 0 .. " + std::to_string(n - 1) + ")");
-  if (has_op(traits.reads_through_switch, k.op) && c.sw.vcs < 2)
-    fail("collective.algorithm=" + to_string(k.algorithm) + " " + to_string(k.op) +
+  // What reads and reduces through the switches: the algorithm, or NCCL's
+  // symmetric kernel on registered buffers whatever the algorithm.
+  const bool symmetric = may_run_symmetric_kernel(c);
+  const std::string reducer = symmetric ? std::string("collective.registration=symmetric (NCCL's symmetric kernel)")
+                                        : "collective.algorithm=" + to_string(k.algorithm);
+  if ((has_op(traits.reads_through_switch, k.op) || symmetric) && c.sw.vcs < 2)
+    fail(reducer + " " + to_string(k.op) +
          " reads through the switch: requests and responses need separate VCs, so "
          "switch.vcs must be at least 2 (got " +
          std::to_string(c.sw.vcs) + ")");
   if (uses_reduction_engine(c)) {
     if (c.sw.queueing == Queueing::kOutput)
-      fail("in-switch reduction (collective.algorithm=" + to_string(k.algorithm) +
+      fail("in-switch reduction (" + reducer +
            ") needs an input-queued switch (switch.queueing=fifo or voq): the ideal "
            "output-queued model has no crossbar to reach the reduction engine");
     check_engine_wiring(c, "in-switch reduction");

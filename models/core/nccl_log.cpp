@@ -238,12 +238,22 @@ class Parser {
         });
     if (!command) return;
     for (std::size_t i = 0; i < w.size(); ++i) {
-      std::string v;
-      if ((w[i] == "-R" || w[i] == "--local_register") && i + 1 < w.size()) v = w[i + 1];
-      else if (starts_with(w[i], "--local_register=")) v = w[i].substr(17);
-      else continue;
+      std::string flag = w[i], v;
+      if (flag == "-R" || flag == "--local_register") {
+        if (i + 1 == w.size())
+          fail(log_.origin, n, "nccl-tests' " + flag + " flag without its value (0, 1 or 2)");
+        v = w[i + 1];
+      } else if (starts_with(flag, "--local_register=")) {
+        v = flag.substr(17);
+        flag = "--local_register";
+      } else if (starts_with(flag, "-R") && flag.size() > 2 && std::isdigit(static_cast<unsigned char>(flag[2]))) {
+        v = flag.substr(2);  // getopt's attached form, -R2
+        flag = "-R";
+      } else {
+        continue;
+      }
       if (v != "0" && v != "1" && v != "2")
-        fail(log_.origin, n, "nccl-tests' " + w[i] + " flag with '" + v + "': it takes 0, 1 or 2");
+        fail(log_.origin, n, "nccl-tests' " + flag + " flag with '" + v + "': it takes 0, 1 or 2");
       const int r = v[0] - '0';
       if (log_.registration >= 0 && log_.registration != r)
         fail(log_.origin, n, "-R " + v + " after -R " + std::to_string(log_.registration) + " on line " +

@@ -52,14 +52,19 @@ TEST(GpuSideSymmetric, IsExactAndRunsWhatNcclPicks) {
                              "straggler.gpu=2", "straggler.delay_ns=3000", "collective.iterations=2"}));
   cs.push_back(symmetric(4, {"collective.min_bytes=1048576", "collective.max_bytes=1048576",
                              "collective.dtype=int32"}));
+  // NCCL runs the symmetric kernel whatever the algorithm: the switches get
+  // their engines with collective.algorithm=ring too.
+  cs.push_back(symmetric(4, {"collective.algorithm=ring", "collective.min_bytes=1048576",
+                             "collective.max_bytes=1048576"}));
   const auto s = run_fabrics(cs);
-  const int gpus[] = {4, 2, 6, 8, 4, 4, 4};
+  const int gpus[] = {4, 2, 6, 8, 4, 4, 4, 4};
   for (std::size_t k = 0; k < s.size(); ++k) expect_every_element_checked(s[k], gpus[k]);
   EXPECT_EQ(picks(s[0]), "ring/ll/1 ring/ll/1 ring/ll/1 ring/ll/2 nvls/symmetric/2 nvls/symmetric/3 ");
   EXPECT_EQ(picks(s[1]), "nvls/symmetric/4 ");
   EXPECT_EQ(picks(s[3]), "nvls/symmetric/1 ");  // ceil(16 / 8) CTAs at most
   EXPECT_EQ(picks(s[5]), "nvls/symmetric/2 ");  // (its 2 iterations in one row)
   EXPECT_EQ(picks(s[6]).rfind("ring/", 0), 0u) << picks(s[6]);
+  EXPECT_EQ(picks(s[7]), "nvls/symmetric/2 ");
 }
 
 // Every packet on the GPUs' links, flit by flit, for 1 MiB of fp32 on 4 GPUs
@@ -104,7 +109,9 @@ TEST(GpuSideSymmetric, KernelStart) {
 TEST(GpuSideSymmetric, RefusesWhatItCannotRun) {
   for (const auto& [set, words] : std::vector<std::pair<std::string, std::string>>{
            {"collective.protocol=ideal", "collective.registration=symmetric picks NCCL's kernels"},
-           {"collective.registration=local", "allowed: none | symmetric"}}) {
+           {"collective.registration=local", "allowed: none | symmetric"},
+           {"switch.vcs=1", "collective.registration=symmetric (NCCL's symmetric kernel) all_reduce reads "
+                            "through the switch"}}) {
     try {
       symmetric(4, {set});
       ADD_FAILURE() << set << " was accepted";

@@ -9,6 +9,7 @@ usage: bench_booksim_test.py SOURCE_DIR FABRICSIM
 """
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -32,6 +33,10 @@ def check(r, expect):
 
 
 bench = os.path.join(SRC, "scripts", "bench")
+r = run([bench, "--booksim"], expect=2)
+assert "--booksim needs the path of a BookSim2 binary" in r.stderr
+r = run([bench, "--micro", "--booksim", "/bin/true"], expect=2)
+assert "does not go with --micro" in r.stderr
 r = run([bench, "--booksim"], expect=2)
 assert "--booksim needs the path of a BookSim2 binary" in r.stderr
 r = run([bench, "--booksim", os.path.join(TMP, "no-booksim")], expect=2)
@@ -65,4 +70,5 @@ with open(fake, "w") as f:
 r = run(["/usr/bin/python3", os.path.join(SRC, "scripts", "lib", "bench.py"), out,
          "--booksim=" + fake, "--repeat=1"], expect=1, env=env)
 assert "ended without 'Time taken'" in r.stderr and "Simulation unstable" in r.stderr
+shutil.rmtree(TMP)
 print("ok")

@@ -91,6 +91,9 @@ class NvlsSymmetricAlgorithm final : public CollectiveAlgorithm {
 
 void NvlsSymmetricAlgorithm::begin_call() {
   const NcclSymmetricPlan& p = plan_of();
+  // (NCCL's model picks an LL kernel for small calls: an empty one never
+  // comes here, and would report its output twice: Gpu::start_work.)
+  if (p.elements() == 0) throw InvariantError(name() + ": the symmetric kernel got an empty call");
   if (p.ctas() > static_cast<int>(kMaxCtas) || gpus() > static_cast<int>(kMaxWriters))
     throw InvariantError(name() + ": the symmetric kernel's barrier area holds at most " +
                          std::to_string(kMaxCtas) + " CTAs of " + std::to_string(kMaxWriters) +
