@@ -35,7 +35,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/nccl_nvls.hpp"
-#include "models/sc/collective_algorithm.hpp"
+#include "models/sc/algorithms/multimem.hpp"
 
 namespace fabricsim {
 
@@ -44,31 +44,19 @@ namespace {
 // Step counters travel as 8-byte multicast stores into a credit area above
 // every data address: 64 B per (kind, channel, writer), as NCCL's credit
 // area has 64 B per (head, channel, direction) (src/transport/nvls.cc).
-constexpr std::uint32_t kFlagBytes = 8;
 constexpr std::uint64_t kCreditBase = std::uint64_t{1} << 56;
 constexpr std::uint64_t kMaxWriters = 4096, kMaxChannels = 64;
 enum FlagKind : std::uint64_t { kReady = 0, kCredit = 1, kTail = 2 };
 
-class NvlsNcclAlgorithm final : public CollectiveAlgorithm {
+class NvlsNcclAlgorithm final : public MultimemAlgorithm {
  public:
-  NvlsNcclAlgorithm(Gpu& gpu, const Config& cfg)
-      : CollectiveAlgorithm(gpu),
-        acks_(cfg.gpu.write_acks),
-        ack_vc_(cfg.sw.vcs > 1 ? 1 : 0) {}
+  NvlsNcclAlgorithm(Gpu& gpu, const Config& cfg) : MultimemAlgorithm(gpu, cfg) {}
 
-  bool through_switch() const override { return true; }
   void begin_call() override;
   void start_work() override;
-  int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
-  PacketId make_first_step(Port& /*port*/) override { return kNoPacket; }  // (none queued)
   void receive(const Packet& in) override;
 
  private:
-  struct Held {
-    std::uint64_t first = 0, count = 0;
-    PayloadId payload = kNoPayload;
-    std::uint16_t group = 0;
-  };
   struct Warp {
     std::uint64_t hunk = 0;     // the hunk of the running step it reads
     std::uint64_t waiting = 0;  // its requests not answered yet
@@ -107,8 +95,6 @@ class NvlsNcclAlgorithm final : public CollectiveAlgorithm {
   void try_tails(int c);
   void settle();
 
-  bool acks_;
-  int ack_vc_;
   std::uint64_t window_ = 8;    // gpu.slots
   std::uint64_t hunk_ = 1;      // elements per warp hunk
   std::uint64_t request_ = 1;   // elements per ld_reduce request
@@ -161,17 +147,9 @@ void NvlsNcclAlgorithm::start_work() {
 }
 
 void NvlsNcclAlgorithm::flag(FlagKind kind, int c, std::uint64_t seq) {
-  const PacketId pk = make_packet(static_cast<std::uint16_t>(seq), 0, 0);
-  Packet& p = pool().get(pk);
-  p.kind = PacketKind::kMcStore;
-  p.dst = -1;
-  p.group = 0;
-  p.bytes = kFlagBytes;
-  p.payload = payloads().alloc();  // (its copies arrive as writes, which carry data)
-  p.addr = kCreditBase +
-           ((kind * kMaxChannels + static_cast<std::uint64_t>(c)) * kMaxWriters +
-            static_cast<std::uint64_t>(id())) * 64;
-  queue_deferred(pk);
+  multicast_counter(static_cast<std::uint16_t>(seq),
+                    kCreditBase + ((kind * kMaxChannels + static_cast<std::uint64_t>(c)) * kMaxWriters +
+                                   static_cast<std::uint64_t>(id())) * 64);
 }
 
 // Scatter: a step's input is staged (locally) once every head has freed its
@@ -207,18 +185,7 @@ void NvlsNcclAlgorithm::issue(int c, Warp& w) {
   const std::uint64_t begin = ch.piece.first + w.hunk * hunk_;
   const std::uint64_t end = std::min(begin + hunk_, ch.piece.first + ch.piece.count);
   w.busy = true;
-  w.waiting = 0;
-  for (std::uint64_t e = begin; e < end; e += request_) {
-    const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.step), e,
-                                    std::min(request_, end - e));
-    Packet& p = pool().get(pk);
-    p.kind = PacketKind::kLdReduceReq;
-    p.dst = -1;
-    p.group = 0;
-    p.flits = 1;
-    ++w.waiting;
-    queue_deferred(pk);
-  }
+  w.waiting = read_reduced(static_cast<std::uint16_t>(ch.step), begin, end - begin, request_);
 }
 
 // A reduced payload is back: once its warp's hunk is all in, the warp stores
@@ -234,21 +201,9 @@ void NvlsNcclAlgorithm::response(const Packet& in) {
   Warp& w = ch.warps[static_cast<std::size_t>(hunk % ch.warps.size())];
   w.held.push_back(Held{first, in.bytes / es(), in.payload, in.group});
   if (--w.waiting > 0) return;
-  const auto n = static_cast<std::uint64_t>(call().size);
-  for (const Held& h : w.held) {
-    const PacketId pk = make_packet(static_cast<std::uint16_t>(ch.step), h.first, h.count);
-    Packet& st = pool().get(pk);
-    st.kind = PacketKind::kMcStore;
-    st.dst = -1;
-    st.group = h.group;
-    st.payload = h.payload;
-    if (acks_) {
-      ch.unacked[ch.step % window_] += n;
-      unacked_all_ += n;
-    }
-    queue_deferred(pk);
-  }
-  w.held.clear();
+  const std::uint64_t answered = store(static_cast<std::uint16_t>(ch.step), w.held);
+  ch.unacked[ch.step % window_] += answered;
+  unacked_all_ += answered;
   w.hunk += ch.warps.size();
   if (w.hunk < ch.hunks) {
     issue(c, w);
@@ -307,21 +262,7 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
         break;
       }
       // A head's result: the gather copies it to the output.
-      const std::uint64_t first = in.addr / es();
-      const std::uint64_t count = in.bytes / es();
-      sweep().check(first, count, payloads().data(in.payload), call().size, call().group);
-      payloads().release(in.payload);
-      output_ += count;
-      if (acks_) {
-        const PacketId pk = make_packet(in.step, 0, 0);
-        Packet& p = pool().get(pk);
-        p.kind = PacketKind::kWriteAck;
-        p.dst = in.src;
-        p.addr = in.addr;
-        p.bytes = 0;
-        p.vc = static_cast<std::uint8_t>(ack_vc_);
-        queue_deferred(pk);
-      }
+      output_ += take_result(in);
       break;
     }
     case PacketKind::kWriteAck: {

@@ -28,7 +28,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/nccl_symmetric.hpp"
-#include "models/sc/collective_algorithm.hpp"
+#include "models/sc/algorithms/multimem.hpp"
 
 namespace fabricsim {
 
@@ -36,29 +36,19 @@ namespace {
 
 // Barrier counters travel as 8-byte multicast stores into an area above
 // every data address: 64 B per (kind, CTA, writer).
-constexpr std::uint32_t kFlagBytes = 8;
 constexpr std::uint64_t kBarrierBase = std::uint64_t{1} << 56;
 constexpr std::uint64_t kMaxWriters = 4096, kMaxCtas = 64;
 enum BarrierKind : std::uint64_t { kArrive = 0, kDepart = 1 };
 
-class NvlsSymmetricAlgorithm final : public CollectiveAlgorithm {
+class NvlsSymmetricAlgorithm final : public MultimemAlgorithm {
  public:
-  NvlsSymmetricAlgorithm(Gpu& gpu, const Config& cfg)
-      : CollectiveAlgorithm(gpu), acks_(cfg.gpu.write_acks), ack_vc_(cfg.sw.vcs > 1 ? 1 : 0) {}
+  NvlsSymmetricAlgorithm(Gpu& gpu, const Config& cfg) : MultimemAlgorithm(gpu, cfg) {}
 
-  bool through_switch() const override { return true; }
   void begin_call() override;
   void start_work() override;
-  int first_step_dst(std::uint64_t /*entry*/) const override { return -1; }
-  PacketId make_first_step(Port& /*port*/) override { return kNoPacket; }  // (none queued)
   void receive(const Packet& in) override;
 
  private:
-  struct Held {
-    std::uint64_t first = 0, count = 0;
-    PayloadId payload = kNoPayload;
-    std::uint16_t group = 0;
-  };
   struct Warp {
     std::uint64_t next = 0, hunks = 0;  // its hunk being read, of how many
     std::uint64_t waiting = 0;          // its requests not answered yet
@@ -79,8 +69,6 @@ class NvlsSymmetricAlgorithm final : public CollectiveAlgorithm {
   void try_depart(int cta);
   void settle();
 
-  bool acks_;
-  int ack_vc_;
   std::uint64_t request_ = 1;  // elements per ld_reduce request
   std::uint64_t unacked_all_ = 0;
   std::uint64_t output_ = 0;
@@ -122,16 +110,8 @@ void NvlsSymmetricAlgorithm::start_work() {
 }
 
 void NvlsSymmetricAlgorithm::barrier(BarrierKind kind, int cta) {
-  const PacketId pk = make_packet(0, 0, 0);
-  Packet& p = pool().get(pk);
-  p.kind = PacketKind::kMcStore;
-  p.dst = -1;
-  p.group = 0;
-  p.bytes = kFlagBytes;
-  p.payload = payloads().alloc();  // (its copies arrive as writes, which carry data)
-  p.addr = kBarrierBase + ((kind * kMaxCtas + static_cast<std::uint64_t>(cta)) * kMaxWriters +
-                           static_cast<std::uint64_t>(id())) * 64;
-  queue_deferred(pk);
+  multicast_counter(0, kBarrierBase + ((kind * kMaxCtas + static_cast<std::uint64_t>(cta)) * kMaxWriters +
+                                       static_cast<std::uint64_t>(id())) * 64);
 }
 
 void NvlsSymmetricAlgorithm::start_cta(int cta) {
@@ -150,17 +130,7 @@ void NvlsSymmetricAlgorithm::start_cta(int cta) {
 void NvlsSymmetricAlgorithm::issue(int w) {
   Warp& x = warps_[static_cast<std::size_t>(w)];
   const NcclSymmetricPlan::Range h = plan_of().hunk(call().rank, w, x.next);
-  x.waiting = 0;
-  for (std::uint64_t e = h.first; e < h.first + h.count; e += request_) {
-    const PacketId pk = make_packet(0, e, std::min(request_, h.first + h.count - e));
-    Packet& p = pool().get(pk);
-    p.kind = PacketKind::kLdReduceReq;
-    p.dst = -1;
-    p.group = 0;
-    p.flits = 1;
-    ++x.waiting;
-    queue_deferred(pk);
-  }
+  x.waiting = read_reduced(0, h.first, h.count, request_);
 }
 
 // A reduced payload is back: once its warp's hunk is all in, the warp stores
@@ -176,22 +146,10 @@ void NvlsSymmetricAlgorithm::response(const Packet& in) {
   Warp& x = warps_[static_cast<std::size_t>(w)];
   x.held.push_back(Held{first, in.bytes / es(), in.payload, in.group});
   if (--x.waiting > 0) return;
-  const auto n = static_cast<std::uint64_t>(call().size);
   Cta& c = ctas_[static_cast<std::size_t>(cta)];
-  for (const Held& h : x.held) {
-    const PacketId pk = make_packet(0, h.first, h.count);
-    Packet& st = pool().get(pk);
-    st.kind = PacketKind::kMcStore;
-    st.dst = -1;
-    st.group = h.group;
-    st.payload = h.payload;
-    if (acks_) {
-      c.unacked += n;
-      unacked_all_ += n;
-    }
-    queue_deferred(pk);
-  }
-  x.held.clear();
+  const std::uint64_t answered = store(0, x.held);
+  c.unacked += answered;
+  unacked_all_ += answered;
   if (++x.next < x.hunks) {
     issue(w);
     return;
@@ -229,21 +187,7 @@ void NvlsSymmetricAlgorithm::receive(const Packet& in) {
         break;
       }
       // A result, straight into our output.
-      const std::uint64_t first = in.addr / es();
-      const std::uint64_t count = in.bytes / es();
-      sweep().check(first, count, payloads().data(in.payload), n, call().group);
-      payloads().release(in.payload);
-      output_ += count;
-      if (acks_) {
-        const PacketId pk = make_packet(in.step, 0, 0);
-        Packet& p = pool().get(pk);
-        p.kind = PacketKind::kWriteAck;
-        p.dst = in.src;
-        p.addr = in.addr;
-        p.bytes = 0;
-        p.vc = static_cast<std::uint8_t>(ack_vc_);
-        queue_deferred(pk);
-      }
+      output_ += take_result(in);
       break;
     }
     case PacketKind::kWriteAck: {
