@@ -31,8 +31,11 @@ bool uses_reduction_engine(const Config& c) {
 
 bool may_run_symmetric_kernel(const Config& c) {
   const auto& k = c.collective;
+  // NCCL's symmetric all-reduce kernels are for sums of floating-point types
+  // (nccl_symmetric_pick).
   return c.workload.kind == WorkloadKind::kCollective && k.protocol != Protocol::kIdeal &&
-         k.registration == Registration::kSymmetric && k.op == CollectiveOp::kAllReduce;
+         k.registration == Registration::kSymmetric && k.op == CollectiveOp::kAllReduce &&
+         k.redop == RedOp::kSum && k.dtype != DType::kInt32;
 }
 
 bool auto_may_pick_nvls(const Config& c) {

@@ -286,7 +286,8 @@ bool uses_reduction_engine(const Config& c);
 bool auto_may_pick_nvls(const Config& c);
 // collective.registration=symmetric may run NCCL's symmetric all-reduce
 // kernel (multimem.ld_reduce and st through the switches' engines), whatever
-// collective.algorithm says: the GPU side, an all_reduce sweep.
+// collective.algorithm says: the GPU side, an all_reduce sweep of a
+// floating-point sum.
 bool may_run_symmetric_kernel(const Config& c);
 // Flits of the longest packet the workload sends (buffers must hold one).
 int max_packet_flits(const Config& c);

@@ -231,17 +231,21 @@ class Parser {
   // comment line that gives its command ('./all_reduce_perf ... -R 2') or its
   // flags ('nccl-tests flags -R 2'); two lines that disagree are refused.
   void registration_flag(int n, const std::vector<std::string>& w, const std::string& text) {
+    const bool said = text.find("command:") != std::string::npos || text.find("nccl-tests flags") != std::string::npos;
     const bool command =
-        text.find("nccl-tests flags") != std::string::npos ||
+        said ||
         std::any_of(w.begin(), w.end(), [](const std::string& x) {
           return x.size() > 5 && x.compare(x.size() - 5, 5, "_perf") == 0;
         });
     if (!command) return;
     for (std::size_t i = 0; i < w.size(); ++i) {
       std::string flag = w[i], v;
+      while (!flag.empty() && flag.front() == '(') flag.erase(0, 1);  // '(-R 2)'
       if (flag == "-R" || flag == "--local_register") {
-        if (i + 1 == w.size())
+        if (i + 1 == w.size()) {
+          if (!said) continue;  // prose mentioning the flag, not a command
           fail(log_.origin, n, "nccl-tests' " + flag + " flag without its value (0, 1 or 2)");
+        }
         v = w[i + 1];
       } else if (starts_with(flag, "--local_register=")) {
         v = flag.substr(17);
@@ -252,8 +256,11 @@ class Parser {
       } else {
         continue;
       }
-      if (v != "0" && v != "1" && v != "2")
+      while (!v.empty() && (v.back() == ',' || v.back() == ';' || v.back() == ')')) v.pop_back();
+      if (v != "0" && v != "1" && v != "2") {
+        if (!said) continue;  // prose on a line naming a test: not a flag
         fail(log_.origin, n, "nccl-tests' " + flag + " flag with '" + v + "': it takes 0, 1 or 2");
+      }
       const int r = v[0] - '0';
       if (log_.registration >= 0 && log_.registration != r)
         fail(log_.origin, n, "-R " + v + " after -R " + std::to_string(log_.registration) + " on line " +

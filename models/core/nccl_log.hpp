@@ -20,8 +20,11 @@
 //  - '# ALGO/ENV: NCCL_ALGO=Ring; NCCL_PROTO=LL' (text starting 'default' or
 //    'sections' forces nothing: the sections say);
 //  - '# NCCL tuner choice per size (...): 268435456:RING/SIMPLE, ...';
-//  - the buffers' registration: nccl-tests' '-R N' on a comment line that
-//    gives its command or flags ('# NOTE: command: ./all_reduce_perf ... -R 2');
+//  - the buffers' registration: nccl-tests' '-R N' (or -RN, --local_register N)
+//    on a comment line that gives its command or flags ('# NOTE: command:
+//    ./all_reduce_perf ... -R 2', 'nccl-tests flags -R 2'; there a bad value
+//    is refused) or names a test ('./all_reduce_perf -g 4 -R 2'; there
+//    anything but 0, 1 or 2 after -R is prose, not a flag);
 //  - the test: nccl-tests' '# Collective test starting: all_reduce_perf',
 //    else '# COLLECTIVE: all_reduce_perf'.
 // A row's algorithm and protocol come from its section, else the forced

@@ -37,8 +37,6 @@ r = run([bench, "--booksim"], expect=2)
 assert "--booksim needs the path of a BookSim2 binary" in r.stderr
 r = run([bench, "--micro", "--booksim", "/bin/true"], expect=2)
 assert "does not go with --micro" in r.stderr
-r = run([bench, "--booksim"], expect=2)
-assert "--booksim needs the path of a BookSim2 binary" in r.stderr
 r = run([bench, "--booksim", os.path.join(TMP, "no-booksim")], expect=2)
 assert "no-booksim: not an executable file" in r.stderr and "booksim2" in r.stderr
 

@@ -253,10 +253,16 @@ TEST(NcclLog, MalformedInputNamesTheLine) {
   EXPECT_NE(error_of("# NOTE: command: ./all_reduce_perf -b 8 -R\n" + header + "1024 256 float sum -1 1 1 1 0\n")
                 .find("log:1: nccl-tests' -R flag without its value (0, 1 or 2)"),
             std::string::npos);
-  EXPECT_NE(error_of("# NOTE: ./all_reduce_perf --local_register=3\n" + header + "1024 256 float sum -1 1 1 1 0\n")
+  EXPECT_NE(error_of("# NOTE: command: ./all_reduce_perf --local_register=3\n" + header + "1024 256 float sum -1 1 1 1 0\n")
                 .find("nccl-tests' --local_register flag with '3'"),
             std::string::npos);
   EXPECT_EQ(parse_nccl_log("# NOTE: ./all_reduce_perf -g 4 -R2\n" + header + "1024 256 float sum -1 1 1 1 0\n", "l")
+                .registration,
+            2);
+  // Prose on a line naming a test is not a command: a bare -R there is no flag.
+  EXPECT_EQ(parse_nccl_log("# NOTE: all_reduce_perf ran without -R\n# NOTE: ./all_reduce_perf (-R 2)\n" + header +
+                               "1024 256 float sum -1 1 1 1 0\n",
+                           "l")
                 .registration,
             2);
   EXPECT_THROW(nccl_redop("prod", "log", 1), ConfigError);

@@ -12,8 +12,8 @@ namespace {
 // The picks on 4 H100s as NCCL's model makes them (computed by hand from
 // src/sym_kernels.cc queryModel_lsa): LL multicast up to 32 KiB (the model
 // runs NCCL's normal kernels there), then RSxLDMC_AGxSTMC on 1 CTA up to
-// 128 KiB, 2 up to 1 MiB and 3 from 2 MiB; between the powers of two, from
-// 34 KiB, 2 CTAs from 219 KiB and 3 from 1916 KiB.
+// 128 KiB, 2 up to 1 MiB and 3 from 2 MiB; between the powers of two (NCCL
+// counts whole KiB), above 33 KiB, 2 CTAs above 218 KiB, 3 above 1915 KiB.
 TEST(NcclSymmetric, PicksAsNcclsModelOnFourGpus) {
   const auto pick = [](std::uint64_t b) { return nccl_symmetric_pick(b, 4, DType::kFp32, RedOp::kSum, true); };
   for (std::uint64_t b = 8; b <= (32u << 10); b *= 2) {
@@ -30,6 +30,7 @@ TEST(NcclSymmetric, PicksAsNcclsModelOnFourGpus) {
     EXPECT_EQ(p.ctas, c) << b;
   }
   EXPECT_EQ(pick(33u << 10).kernel, SymKernel::kAgLlMc);
+  EXPECT_EQ(pick((33u << 10) + 1).kernel, SymKernel::kRsLdMcAgStMc);
   EXPECT_EQ(pick(34u << 10).kernel, SymKernel::kRsLdMcAgStMc);
   EXPECT_EQ(pick(218u << 10).ctas, 1);
   EXPECT_EQ(pick(219u << 10).ctas, 2);

@@ -100,8 +100,6 @@ class MultimemAlgorithm : public CollectiveAlgorithm {
     return count;
   }
 
-  bool acks() const { return acks_; }
-
  private:
   static constexpr std::uint32_t kCounterBytes = 8;
   bool acks_;
