@@ -47,10 +47,13 @@ struct Counts {
 
 // Runs compare on FILE capped at MAX_BYTES and checks that every row of the
 // log is in the table and in compare.json, in order, with its fate.
-Counts check_compare(const std::string& file, std::uint64_t max_bytes) {
+// `sim_protocols` receives each simulated row's protocol, in order.
+Counts check_compare(const std::string& file, std::uint64_t max_bytes,
+                     const std::string& config = "dgx-h100-allreduce.yaml",
+                     std::vector<std::string>* sim_protocols = nullptr) {
   const std::string path = kSrc + "/traces/nccl-tests/" + file;
   const std::string dir = temp_dir("validation_" + file.substr(0, 16));
-  const Result r = sh("compare " + path + " " + kSrc + "/configs/dgx-h100-allreduce.yaml --max-bytes " +
+  const Result r = sh("compare " + path + " " + kSrc + "/configs/" + config + " --max-bytes " +
                       std::to_string(max_bytes) + " --out " + dir);
   Counts c;
   EXPECT_EQ(r.status, 0) << r.output;
@@ -81,6 +84,7 @@ Counts check_compare(const std::string& file, std::uint64_t max_bytes) {
       EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u) << rows[i];
       // The simulated column: the run's algorithm and protocol ('-': not modelled).
       const std::string proto = row["sim_protocol"].is_null() ? "-" : row["sim_protocol"].get<std::string>();
+      if (sim_protocols) sim_protocols->push_back(proto);
       EXPECT_EQ(row["sim_protocol"].is_null(), !j["protocol_modelled"].get<bool>());
       const std::string column = "  " + row["sim_algorithm"].get<std::string>() + "/" + proto;
       EXPECT_EQ(rows[i].compare(rows[i].size() - std::min(rows[i].size(), column.size()), column.size(), column), 0)
@@ -109,6 +113,20 @@ TEST(CompareValidation, SmallSizesFourGpus) {
   const Counts c = check_compare("h100x4-auto-allreduce-small-R0-G0-waynehacking.txt", 65536);
   EXPECT_EQ(c.simulated, 14);
   EXPECT_EQ(c.beyond, 8);
+}
+
+// Registered buffers (-R 2) with NCCL's GPU side: the log's -R sets
+// collective.registration, so from 64 KiB each size runs NCCL's symmetric
+// kernel and below it the normal LL kernel (8 B .. 256 KiB simulated).
+TEST(CompareValidation, RegisteredBuffersFourGpus) {
+  std::vector<std::string> protocols;
+  const Counts c =
+      check_compare("h100x4-auto-allreduce-small-R2-G1-waynehacking.txt", 262144, "dgx-h100-nccl.yaml", &protocols);
+  EXPECT_EQ(c.simulated, 16);
+  EXPECT_EQ(c.beyond, 6);
+  ASSERT_EQ(protocols.size(), 16u);
+  for (std::size_t i = 0; i < protocols.size(); ++i)
+    EXPECT_EQ(protocols[i], i < 13 ? "ll" : "symmetric") << "size " << (8u << i);
 }
 
 // Sections of '### ALGO=... size=...' and '### PROTO=...' without a table
