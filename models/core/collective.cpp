@@ -137,6 +137,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
     launch_ = ns_to_ps(cfg.gpu.cuda_graph ? cfg.gpu.graph_launch_ns : cfg.gpu.launch_ns);
     host_call_ = cfg.gpu.cuda_graph ? 0 : ns_to_ps(cfg.gpu.host_call_ns);
     symmetric_start_ = ns_to_ps(cfg.gpu.symmetric_start_ns);
+    symmetric_ctas_ = static_cast<int>(cfg.gpu.symmetric_ctas);
   }
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
@@ -187,7 +188,7 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
 // (models/core/nccl_symmetric.hpp).
 void CollectiveSweep::pick_symmetric(CollectiveCall& c, int n) const {
   if (c.op != CollectiveOp::kAllReduce) return;
-  const SymPick pick = nccl_symmetric_pick(c.bytes, n, cfg_.dtype, cfg_.redop, true);
+  const SymPick pick = nccl_symmetric_pick(c.bytes, n, cfg_.dtype, cfg_.redop, true, symmetric_ctas_);
   if (pick.falls_back()) return;
   if (pick.kernel != SymKernel::kRsLdMcAgStMc)
     throw ConfigError("collective.registration=symmetric: NCCL would run its " +

@@ -257,6 +257,7 @@ class CollectiveSweep {
   NcclNvlsPlan nvls_plan_;
   NcclSymmetricPlan symmetric_plan_;  // the current call's, when it is symmetric
   Ps symmetric_start_ = 0;            // gpu.symmetric_start_ns
+  int symmetric_ctas_ = 0;            // gpu.symmetric_ctas (0: NCCL's model)
   Ps launch_ = 0;  // gpu.launch_ns (gpu.graph_launch_ns with gpu.cuda_graph)
   Ps host_call_ = 0;  // gpu.host_call_ns (0 with gpu.cuda_graph): the shortest call
   HierPlan hier_;

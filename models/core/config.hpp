@@ -172,6 +172,7 @@ struct GpuConfig {
   double simple_start_ns = 0;           // Simple kernels (ring, NVLS): start beyond an LL kernel's
   double ll128_start_ns = 0;            // LL128 ring kernel: start beyond an LL kernel's
   double symmetric_start_ns = 0;        // symmetric kernel: start beyond an LL kernel's
+  std::int64_t symmetric_ctas = 0;      // NCCL_SYM_CTAS: the symmetric kernels' CTAs (0: NCCL's model)
   double tuner_nvlink_gbps = 370.8;     // a GPU's NVLink bandwidth as NCCL's tuner sees it
   double tuner_graph_gbps = 360;        // the ring graph's bandwidth in NCCL's tuner
   // NVLS all-reduce as NCCL runs it (collective.algorithm=nvls, protocol simple).

@@ -185,6 +185,10 @@ void add_gpu_keys(Schema<Config>& s) {
              "LL128): time from the kernel's start to the ring's first write, beyond an LL kernel's (as gpu.simple_start_ns). "
              "No published figure: 0 by default; configs/dgx-h100-nccl.yaml holds a calibration "
              "(docs/validation.md, \"Calibrations\")");
+  s.add_int("gpu.symmetric_ctas", &C::gpu, &GpuConfig::symmetric_ctas, "CTAs", 0, 64,
+            "collective.registration=symmetric: the CTAs of every symmetric kernel, as NCCL_SYM_CTAS "
+            "sets them (NVIDIA/nccl v2.29.2 src/sym_kernels.cc: it overrides the model's count, "
+            "multimem's ceil(16 / n) cap included); 0 = NCCL's model picks per size");
   s.add_real("gpu.symmetric_start_ns", &C::gpu, &GpuConfig::symmetric_start_ns, "ns", 0, 1e6,
              "collective.registration=symmetric: time from the symmetric kernel's start (gpu.launch_ns "
              "or gpu.graph_launch_ns after the call) to its first barrier, beyond an LL kernel's (as "

@@ -79,7 +79,7 @@ Rating rating(SymKernel k, double bytes, int n) {
 
 }  // namespace
 
-SymPick nccl_symmetric_pick(std::uint64_t bytes, int n, DType t, RedOp op, bool multicast) {
+SymPick nccl_symmetric_pick(std::uint64_t bytes, int n, DType t, RedOp op, bool multicast, int ctas) {
   SymPick best;
   if (op != RedOp::kSum || t == DType::kInt32 || n < 2) return best;  // not implemented
   const std::uint64_t cells = align_up(bytes, 1024);  // 1 KiB cells
@@ -91,21 +91,22 @@ SymPick nccl_symmetric_pick(std::uint64_t bytes, int n, DType t, RedOp op, bool 
     const bool mc = k == SymKernel::kAgLlMc || k == SymKernel::kRsLdMcAgStMc;
     const bool is_ll = k == SymKernel::kAgLl || k == SymKernel::kAgLlMc;
     if ((mc && !multicast) || (is_ll && !ll)) continue;
-    const Rating r = rating(k, static_cast<double>(cells), n);
-    int ctas = r.max_ctas;
-    double time = r.time(ctas);
-    for (int c = 1; c < r.max_ctas; ++c) {
+    Rating r = rating(k, static_cast<double>(cells), n);
+    if (ctas > 0) r.max_ctas = std::min(ctas, 64);  // NCCL_SYM_CTAS: min = max
+    int used = r.max_ctas;
+    double time = r.time(used);
+    for (int c = ctas > 0 ? r.max_ctas : 1; c < r.max_ctas; ++c) {
       const double tc = r.time(c);
       if (tc <= 1.025 * time) {
-        ctas = c;
+        used = c;
         time = tc;
         break;
       }
     }
     // NCCL compares in float; the model in double (ties are not expected).
-    const double cost = time * (1.0 + 0.025 * ctas);
+    const double cost = time * (1.0 + 0.025 * used);
     if (best.kernel == SymKernel::kNone || cost < best_cost) {
-      best = SymPick{k, ctas, time};
+      best = SymPick{k, used, time};
       best_cost = cost;
     }
   }

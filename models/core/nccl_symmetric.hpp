@@ -49,8 +49,9 @@ struct SymPick {
 };
 
 // NCCL's choice for an all-reduce of `bytes` per GPU on n GPUs; `multicast`:
-// the fabric has NVLink SHARP (multimem).
-SymPick nccl_symmetric_pick(std::uint64_t bytes, int n, DType t, RedOp op, bool multicast);
+// the fabric has NVLink SHARP (multimem); `ctas` > 0 forces every kernel's
+// CTA count, as NCCL_SYM_CTAS does (at most 64).
+SymPick nccl_symmetric_pick(std::uint64_t bytes, int n, DType t, RedOp op, bool multicast, int ctas = 0);
 
 // Who reads what in RSxLDMC_AGxSTMC.
 class NcclSymmetricPlan {

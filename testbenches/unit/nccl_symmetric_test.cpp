@@ -36,6 +36,10 @@ TEST(NcclSymmetric, PicksAsNcclsModelOnFourGpus) {
   EXPECT_EQ(pick(219u << 10).ctas, 2);
   EXPECT_EQ(pick(1915u << 10).ctas, 2);
   EXPECT_EQ(pick(1916u << 10).ctas, 3);
+  // NCCL_SYM_CTAS forces the count, beyond multimem's cap too.
+  EXPECT_EQ(nccl_symmetric_pick(1u << 30, 8, DType::kFp32, RedOp::kSum, true, 6).ctas, 6);
+  EXPECT_EQ(nccl_symmetric_pick(64u << 10, 4, DType::kFp32, RedOp::kSum, true, 3).ctas, 3);
+  EXPECT_EQ(nccl_symmetric_pick(1u << 30, 8, DType::kFp32, RedOp::kSum, true, 100).ctas, 64);
   // At most ceil(16 / n) CTAs with multimem: 2 on 8 GPUs, 8 on 2.
   EXPECT_EQ(nccl_symmetric_pick(1u << 30, 8, DType::kFp32, RedOp::kSum, true).ctas, 2);
   EXPECT_LE(nccl_symmetric_pick(1u << 30, 2, DType::kFp32, RedOp::kSum, true).ctas, 8);
