@@ -63,6 +63,27 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
                                       r["protocol"].get<std::string>(), r["channels"].get<int>())
                         : std::string());
   }
+  for (const auto& r : k["rows"]) {
+    if (!r.contains("fast_forward")) continue;
+    const auto& f = r["fast_forward"];
+    const auto bytes = r["size_bytes"].get<std::uint64_t>();
+    if (!f["used"].get<bool>()) {
+      fmt::print("# {:>12} B: simulated whole: {}\n", bytes, f["why_not"].get<std::string>());
+      continue;
+    }
+    std::string probes;
+    for (const auto& p : f["probes"]) probes += fmt::format(" {}", p["bytes"].get<std::uint64_t>());
+    if (f["run_whole"].get<int>() > 0)
+      fmt::print("# {:>12} B: simulated whole after probes{} (their extrapolation's estimated "
+                 "error, {:.3f}%, was above collective.fast_forward_tolerance)\n",
+                 bytes, probes, 100 * f["rejected_error"].get<double>());
+    else
+      fmt::print("# {:>12} B: fast-forwarded: probes of{} B simulated ({:.1f}% of the call), "
+                 "{:.0f} of {} periods of {} B skipped, estimated error {:.3f}%\n",
+                 bytes, probes, 100 * f["simulated_fraction"].get<double>(),
+                 f["skipped_periods_mean"].get<double>(), f["periods"].get<std::uint64_t>(),
+                 f["period_bytes"].get<std::uint64_t>(), 100 * f["estimated_error"].get<double>());
+  }
   for (const auto& r : k["rows"])
     if (r.contains("intra_done_us"))
       fmt::print("# {:>12} B: reduce-scatter in the domains done at {:.2f} us, all-reduce across "

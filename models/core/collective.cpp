@@ -139,6 +139,13 @@ CollectiveSweep::CollectiveSweep(const Config& cfg, int gpus, int per_domain)
     symmetric_start_ = ns_to_ps(cfg.gpu.symmetric_start_ns);
     symmetric_ctas_ = static_cast<int>(cfg.gpu.symmetric_ctas);
   }
+  // Where fast-forward cannot be exact, every long call runs whole.
+  if (cfg_.data)
+    ff_refusal_ = "collective.data=true: the skipped elements would go unchecked";
+  else if (!cfg_.workload.empty())
+    ff_refusal_ = "a training workload (collective.workload): its calls run whole";
+  else if (!cfg.faults.list.empty())
+    ff_refusal_ = "faults are scheduled (faults.list): the probes would meet them elsewhere";
   const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
   if (!cfg_.workload.empty()) {
     // A training step: the file's calls in order, collective.iterations times.
@@ -207,7 +214,6 @@ void CollectiveSweep::begin(Ps t) {
   plan_.n = hierarchical() ? hier_.per_domain : partition(c.partition).size();
   plan_.elements = c.bytes / es;
   plan_.slice_elements = static_cast<std::uint64_t>(cfg_.payload_bytes) / es;
-  hier_.intra = plan_;
   if (c.symmetric) {
     symmetric_plan_ = NcclSymmetricPlan(plan_.elements, es, plan_.n, c.channels);
   } else if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
@@ -220,6 +226,11 @@ void CollectiveSweep::begin(Ps t) {
     nccl_plan_ = NcclRingPlan(plan_.elements, es, plan_.n, nccl_shape_);
     c.channels = nccl_plan_.channels();
   }
+  if (ff_call_ != current_) plan_fast_forward(c);
+  if (ff_) shorten(c, ff_->removed());
+  hier_.intra = plan_;
+  c.intra_done = c.inter_done = 0;  // a probe's own
+  ff_expected_ = 0;
   c.gpu_done.assign(static_cast<size_t>(n_), 0);
   c.gpu_mid.assign(static_cast<size_t>(n_), 0);
   c.gpu_inter.assign(static_cast<size_t>(n_), 0);
@@ -254,13 +265,139 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
   // per host_call_: a call whose kernels end sooner ends when the host has
   // issued the next (gpu.host_call_ns).
   const Ps end = std::max(t, current().start + host_call_);
-  current().end = end;
-  current().finished = true;
-  if (on_call_end_) on_call_end_(current());
+  CollectiveCall& c = current();
+  c.end = end;
+  if (ff_) {
+    // A probe ended: the next one starts as the call did (its gap after the
+    // previous end), or the probes give the call's figures.
+    c.ff.probe_bytes.push_back(plan_.elements * element_bytes(cfg_.dtype));
+    c.ff.probe_time.push_back(end - c.start);
+    if (on_call_end_) on_call_end_(c);
+    if (ff_->finish_probe(probe_values(c), ff_progress_)) {
+      start(end + c.gap);
+      return false;
+    }
+    apply_fast_forward(c, end);
+    c.finished = true;
+  } else {
+    c.finished = true;
+    if (on_call_end_) on_call_end_(c);
+  }
   ++current_;
   if (done()) return true;
   start(end + current().gap);
   return false;
+}
+
+// Fast-forward (models/core/fast_forward.hpp): a long call whose plan has
+// enough whole periods gets probes; the period is the plan's own.
+void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
+  ff_.reset();
+  ff_call_ = current_;
+  if (cfg_.fast_forward == FastForwardMode::kOff ||
+      c.bytes < static_cast<std::uint64_t>(cfg_.fast_forward_min_bytes))
+    return;
+  if (!ff_refusal_.empty()) {
+    c.ff.why_not = ff_refusal_;
+    return;
+  }
+  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  std::uint64_t removable = 0;
+  if (c.symmetric) {
+    ff_period_ = symmetric_plan_.period_elements();
+    removable = symmetric_plan_.removable_rounds();
+  } else if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
+    ff_period_ = nvls_plan_.period_elements();
+    removable = nvls_plan_.removable_loops();
+  } else if (nccl_) {
+    ff_period_ = nccl_plan_.period_elements();
+    removable = nccl_plan_.removable_loops();
+  } else {
+    // Every chunk (and, hierarchical, each of its sub-chunks, on either
+    // tree) loses whole slices: n slices a period, or all GPUs' x 2.
+    ff_period_ = plan_.slice_elements * static_cast<std::uint64_t>(plan_.n);
+    if (hierarchical()) ff_period_ = plan_.slice_elements * static_cast<std::uint64_t>(n_) * 2;
+    removable = plan_.elements / ff_period_;
+    removable = removable > 0 ? removable - 1 : 0;
+  }
+  const std::uint64_t probe =
+      std::max<std::uint64_t>(static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes), ff_accepted_bytes_) / es;
+  const std::uint64_t base = std::max<std::uint64_t>(1, (probe + ff_period_ - 1) / ff_period_);
+  c.ff.period_bytes = ff_period_ * es;
+  c.ff.periods = removable;
+  if (!FastForward::worth(removable, base)) {
+    c.ff.why_not = "too few periods: " + std::to_string(removable) + " of " +
+                   std::to_string(c.ff.period_bytes) + " B, while the probes would keep " +
+                   std::to_string(base) + " x 3, which must be under half of them "
+                   "(collective.fast_forward_probe_bytes)";
+    return;
+  }
+  // What probe_values() measures, in its order.
+  std::vector<FfValue> kinds = {FfValue::kEnd, FfValue::kPhase, FfValue::kPhase, FfValue::kCount,
+                                FfValue::kCount};
+  kinds.insert(kinds.end(), static_cast<std::size_t>(n_), FfValue::kFinish);
+  kinds.insert(kinds.end(), 2 * static_cast<std::size_t>(n_), FfValue::kPhase);
+  ff_.emplace(removable, base, cfg_.fast_forward_tolerance, std::move(kinds));
+  c.ff.used = true;
+  const bool first = current_ == 0;
+  ff_tier_start_[0] = first ? 0 : calls_[current_ - 1].tier_bytes[0];
+  ff_tier_start_[1] = first ? 0 : calls_[current_ - 1].tier_bytes[1];
+}
+
+// The current call's plans with `removed` whole periods taken out.
+void CollectiveSweep::shorten(const CollectiveCall& c, std::uint64_t removed) {
+  if (removed == 0) return;
+  const auto es = static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  if (c.symmetric) {
+    symmetric_plan_ =
+        NcclSymmetricPlan(plan_.elements - removed * ff_period_, es, plan_.n, c.channels);
+    plan_.elements = symmetric_plan_.elements();
+  } else if (nccl_ && c.algorithm == CollectiveAlgo::kNvls) {
+    nvls_plan_ = nvls_plan_.shortened(removed);
+    plan_.elements = nvls_plan_.elements();
+  } else if (nccl_) {
+    nccl_plan_ = nccl_plan_.shortened(removed);
+    plan_.elements = nccl_plan_.elements();
+  } else {
+    plan_.elements -= removed * ff_period_;
+  }
+}
+
+// What a probe measured, each affine in the periods it kept: its times from
+// its start (-1: the call has no such phase) and its link traffic per tier.
+std::vector<double> CollectiveSweep::probe_values(const CollectiveCall& c) const {
+  auto since = [&c](Ps t) { return t == 0 ? -1.0 : static_cast<double>(t - c.start); };
+  // The kernels' end (the last GPU's), not the call's: the host's floor
+  // (gpu.host_call_ns) is applied to the extrapolated call.
+  const Ps kernels = *std::max_element(c.gpu_done.begin(), c.gpu_done.end());
+  std::vector<double> v = {static_cast<double>(kernels - c.start), since(c.intra_done),
+                           since(c.inter_done), c.tier_bytes[0] - ff_tier_start_[0],
+                           c.tier_bytes[1] - ff_tier_start_[1]};
+  for (const auto* times : {&c.gpu_done, &c.gpu_mid, &c.gpu_inter})
+    for (const Ps t : *times) v.push_back(since(t));
+  return v;
+}
+
+void CollectiveSweep::apply_fast_forward(CollectiveCall& c, Ps simulated_end) {
+  const FastForward& f = *ff_;
+  const std::vector<double>& v = f.values();
+  auto at = [&c](double x) { return x < 0 ? Ps{0} : c.start + static_cast<Ps>(std::llround(x)); };
+  c.end = std::max(at(v[0]), c.start + host_call_);
+  c.intra_done = at(v[1]);
+  c.inter_done = at(v[2]);
+  c.ff.tier_bytes[0] = v[3];
+  c.ff.tier_bytes[1] = v[4];
+  std::size_t k = 5;
+  for (auto* times : {&c.gpu_done, &c.gpu_mid, &c.gpu_inter})
+    for (Ps& t : *times) t = at(v[k++]);
+  c.ff.whole = f.whole();
+  c.ff.skipped = f.skipped();
+  c.ff.error = f.estimated_error();
+  c.ff.rejected_error = f.rejected_error();
+  c.ff.simulated_end = simulated_end;
+  if (!f.whole())
+    ff_accepted_bytes_ = f.base() * ff_period_ * static_cast<std::uint64_t>(element_bytes(cfg_.dtype));
+  ff_.reset();
 }
 
 bool CollectiveSweep::within_tolerance(const Golden& g, std::uint64_t i,

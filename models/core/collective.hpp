@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "models/core/config.hpp"
+#include "models/core/fast_forward.hpp"
 #include "models/core/nccl_nvls.hpp"
 #include "models/core/nccl_symmetric.hpp"
 #include "models/core/nccl_ring.hpp"
@@ -107,6 +110,24 @@ struct HierPlan {
   }
 };
 
+// How a call was fast-forwarded (collective.fast_forward;
+// models/core/fast_forward.hpp). Its start, end and per-GPU times are then
+// the extrapolated call's, from the start of its last probe.
+struct FastForwardRecord {
+  bool used = false;   // probes were run for it
+  bool whole = false;  // their estimate was not accepted: the call then ran whole
+  std::string why_not;  // collective.fast_forward=auto, a long call run whole: why
+  std::uint64_t period_bytes = 0;  // per GPU
+  std::uint64_t periods = 0;       // whole periods the call could lose
+  std::uint64_t skipped = 0;       // periods not simulated
+  double error = 0;                // estimated error of the call's time (a fraction)
+  double rejected_error = 0;       // of a round of probes not accepted (0: none)
+  std::vector<std::uint64_t> probe_bytes;  // per GPU, every probe in order
+  std::vector<Ps> probe_time;
+  double tier_bytes[2] = {0, 0};  // the call's link traffic per tier, extrapolated
+  Ps simulated_end = 0;           // the last probe's end (the next call starts after it)
+};
+
 // One call of the sweep.
 struct CollectiveCall {
   std::uint64_t bytes = 0;  // per GPU, as nccl-tests reports "size"
@@ -141,6 +162,7 @@ struct CollectiveCall {
   // second (reduced across the domains); 0: no such phase.
   std::vector<Ps> gpu_mid;
   std::vector<Ps> gpu_inter;
+  FastForwardRecord ff;
 };
 
 // The sweep of an nccl-tests-like run and the golden results, shared by the
@@ -199,6 +221,16 @@ class CollectiveSweep {
   void start(Ps t) {
     begin(t);
     if (start_call_) start_call_(t);
+  }
+  // Fast-forward probes watch the output progress: GPU g expects `elements`
+  // of output in the current call (at its start), and has received
+  // `elements` more at t.
+  void expect_output(std::uint64_t elements) {
+    ff_expected_ += elements;
+    if (ff_) ff_progress_.start(ff_expected_);
+  }
+  void output(std::uint64_t elements, Ps t) {
+    if (ff_) ff_progress_.add(elements, static_cast<double>(t - current().start));
   }
   // The call barrier: GPU g has its whole output at t. The last GPU of a
   // call ends it (on_call_end) and starts the next one on every GPU, the
@@ -273,6 +305,23 @@ class CollectiveSweep {
   bool tolerant_ = false;
   bool within_tolerance(const Golden& g, std::uint64_t i, const std::uint8_t* got) const;
   void pick_symmetric(CollectiveCall& c, int n) const;
+  // Fast-forward: whether the current call gets probes (sets ff_), its
+  // plans with `removed` periods taken out, the probe's measured values and
+  // the call's figures once the probes are done.
+  void plan_fast_forward(CollectiveCall& c);
+  void shorten(const CollectiveCall& c, std::uint64_t removed);
+  std::vector<double> probe_values(const CollectiveCall& c) const;
+  void apply_fast_forward(CollectiveCall& c, Ps simulated_end);
+  std::optional<FastForward> ff_;
+  std::size_t ff_call_ = ~std::size_t{0};  // the call ff_ is for
+  std::uint64_t ff_period_ = 0;            // elements per GPU
+  double ff_tier_start_[2] = {0, 0};       // link bytes when the probe began
+  std::uint64_t ff_expected_ = 0;          // output elements of the call over all GPUs
+  OutputProgress ff_progress_;             // the probe's output against time
+  std::string ff_refusal_;                 // why no call is fast-forwarded ("" none)
+  // The first probe's bytes per GPU of the last accepted round: the next
+  // call's probes start there (its steady state came no sooner).
+  std::uint64_t ff_accepted_bytes_ = 0;
   using GoldenMap = std::unordered_map<std::uint64_t, Golden>;
   GoldenMap golden_;  // by first element and group
   // The golden slice at `first` of a group, computed on its first use.

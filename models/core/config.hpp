@@ -149,6 +149,11 @@ struct CollectiveConfig {
   Protocol protocol = Protocol::kIdeal;   // the GPU side (collective.protocol)
   std::int64_t channels = 24;             // NCCL channels (collective.channels)
   Registration registration = Registration::kNone;  // the buffers' NCCL registration
+  // Steady-state fast-forward of long calls (models/core/fast_forward.hpp).
+  FastForwardMode fast_forward = FastForwardMode::kAuto;
+  std::int64_t fast_forward_min_bytes = std::int64_t{256} << 20;  // auto: calls from this size
+  std::int64_t fast_forward_probe_bytes = std::int64_t{16} << 20;  // the first probe
+  double fast_forward_tolerance = 0.01;  // largest estimated error accepted
 };
 
 // The GPU side of NCCL's collectives (collective.protocol other than ideal;
@@ -246,6 +251,8 @@ struct Config {
 Schema<Config> config_schema();
 // The keys of the GPU side (config_schema_gpu.cpp), a section of the schema.
 void add_gpu_keys(Schema<Config>& s);
+// collective.fast_forward* (config_schema_fast_forward.cpp).
+void add_fast_forward_keys(Schema<Config>& s);
 
 // Cross-parameter checks a single range cannot express. Throws ConfigError
 // naming every key involved.

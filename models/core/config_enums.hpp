@@ -44,6 +44,9 @@ enum class Protocol { kIdeal, kSimple, kLl, kLl128, kAuto };
 // How the call's buffers are registered with NCCL (collective.registration;
 // nccl-tests -R 0 / 2): symmetric windows let NCCL run its symmetric kernels.
 enum class Registration { kNone, kSymmetric };
+// Whether long calls are fast-forwarded through their steady state
+// (collective.fast_forward; models/core/fast_forward.hpp).
+enum class FastForwardMode { kAuto, kOff };
 
 std::string to_string(Queueing q);
 std::string to_string(Multicast m);
@@ -55,6 +58,7 @@ std::string to_string(Retry r);
 std::string to_string(InterAlgo a);
 std::string to_string(Protocol p);
 std::string to_string(Registration r);
+std::string to_string(FastForwardMode m);
 
 // Whether the collective reduces (nccl-tests prints redop "none" otherwise).
 inline bool reduces(CollectiveOp op) {

@@ -542,6 +542,7 @@ constexpr AddKeys kSections[] = {
     add_workload_keys,
     add_collective_keys,
     add_gpu_keys,
+    add_fast_forward_keys,
     add_tlm_keys,
     add_collective_check_key,
     add_straggler_keys,

@@ -1,8 +1,10 @@
 #include "models/core/nccl_nvls.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "models/core/config.hpp"
+#include "models/core/errors.hpp"
 #include "models/core/int_math.hpp"
 
 namespace fabricsim {
@@ -110,6 +112,34 @@ NcclNvlsPlan::Range NcclNvlsPlan::piece(int c, std::uint64_t s, int h) const {
   const std::uint64_t off = loop_first + static_cast<std::uint64_t>(h) * chunk;
   if (off >= ch.range.count) return {ch.range.first + ch.range.count, 0};
   return {ch.range.first + off, std::min(chunk, ch.range.count - off)};
+}
+
+std::uint64_t NcclNvlsPlan::removable_loops() const {
+  std::uint64_t k = ~std::uint64_t{0};
+  for (const Channel& c : ch_) k = std::min(k, c.steps == 0 ? 0 : c.steps - 1);
+  return ch_.empty() ? 0 : k;
+}
+
+std::uint64_t NcclNvlsPlan::period_elements() const {
+  std::uint64_t e = 0;
+  for (const Channel& c : ch_) e += static_cast<std::uint64_t>(n_) * c.chunk;
+  return e;
+}
+
+NcclNvlsPlan NcclNvlsPlan::shortened(std::uint64_t loops) const {
+  if (loops > removable_loops())
+    throw InvariantError("NcclNvlsPlan: " + std::to_string(loops) + " loops taken out of " +
+                         std::to_string(removable_loops()) + " removable");
+  NcclNvlsPlan p = *this;
+  std::uint64_t at = 0;
+  for (Channel& c : p.ch_) {
+    c.range.first = at;
+    c.range.count -= loops * static_cast<std::uint64_t>(n_) * c.chunk;
+    c.steps -= loops;
+    at += c.range.count;
+  }
+  p.elements_ = at;
+  return p;
 }
 
 int NcclNvlsPlan::channel_of(std::uint64_t e) const {

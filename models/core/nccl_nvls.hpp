@@ -75,6 +75,13 @@ class NcclNvlsPlan {
   Range piece(int c, std::uint64_t s, int h) const;
   // The channel holding element e.
   int channel_of(std::uint64_t e) const;
+  // Fast-forward (models/core/fast_forward.hpp): the loops every channel
+  // has beyond its last, the elements one loop of every channel holds, and
+  // the same plan with `loops` whole loops taken out of every channel (its
+  // channels, chunks and last loops unchanged).
+  std::uint64_t removable_loops() const;
+  std::uint64_t period_elements() const;
+  NcclNvlsPlan shortened(std::uint64_t loops) const;
 
  private:
   struct Channel {

@@ -1,8 +1,10 @@
 #include "models/core/nccl_ring.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "models/core/config.hpp"
+#include "models/core/errors.hpp"
 #include "models/core/int_math.hpp"
 #include "models/core/time.hpp"
 
@@ -74,6 +76,27 @@ NcclRingPlan::NcclRingPlan(std::uint64_t elements, std::size_t element_bytes, in
   const std::uint64_t used = std::max<std::uint64_t>(1, div_up(elements, per));
   begin_.assign(used + 1, 0);
   for (std::uint64_t k = 0; k <= used; ++k) begin_[k] = std::min(k * per, elements);
+}
+
+std::uint64_t NcclRingPlan::removable_loops() const {
+  const std::uint64_t loop = static_cast<std::uint64_t>(n_) * chunk_;
+  std::uint64_t k = ~std::uint64_t{0};
+  for (int c = 0; c < channels(); ++c) {
+    const std::uint64_t size = channel_begin(c + 1) - channel_begin(c);
+    k = std::min(k, size == 0 ? 0 : (size - 1) / loop);  // keep the last loop
+  }
+  return channels() > 0 ? k : 0;
+}
+
+NcclRingPlan NcclRingPlan::shortened(std::uint64_t loops) const {
+  if (loops > removable_loops())
+    throw InvariantError("NcclRingPlan: " + std::to_string(loops) + " loops taken out of " +
+                         std::to_string(removable_loops()) + " removable");
+  NcclRingPlan p = *this;
+  const std::uint64_t cut = loops * static_cast<std::uint64_t>(n_) * chunk_;
+  for (std::size_t c = 1; c < begin_.size(); ++c)
+    p.begin_[c] = p.begin_[c - 1] + (begin_[c] - begin_[c - 1]) - cut;
+  return p;
 }
 
 int NcclRingPlan::channel_of(std::uint64_t e) const {

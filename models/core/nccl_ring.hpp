@@ -110,6 +110,15 @@ class NcclRingPlan {
   std::uint64_t max_slice_elements() const {
     return loop_slice(loop_chunk(begin_[0], begin_[1]));
   }
+  // Fast-forward (models/core/fast_forward.hpp): the whole loops every
+  // channel has beyond its last, the elements one loop of every channel
+  // holds, and the same plan with `loops` whole loops taken out of every
+  // channel (its shares, channel count, chunks and last loops unchanged).
+  std::uint64_t removable_loops() const;
+  std::uint64_t period_elements() const {
+    return static_cast<std::uint64_t>(channels()) * static_cast<std::uint64_t>(n_) * chunk_;
+  }
+  NcclRingPlan shortened(std::uint64_t loops) const;
 
  private:
   // A loop at `loop` (its channel ending at `end`): its chunk and slice.

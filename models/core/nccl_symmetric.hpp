@@ -77,6 +77,14 @@ class NcclSymmetricPlan {
   // The rank and local warp that read element e.
   int rank_of(std::uint64_t e) const { return static_cast<int>(global_warp(e) % n_); }
   int warp_of(std::uint64_t e) const;
+  // Fast-forward (models/core/fast_forward.hpp): a round gives every warp
+  // of every GPU one more chunk; the rounds that can be taken out keep the
+  // last whole round and the tail (the plan of elements() - k x period).
+  std::uint64_t period_elements() const { return all_warps_ * chunk_; }
+  std::uint64_t removable_rounds() const {
+    const std::uint64_t rounds = chunks_ / all_warps_;
+    return rounds > 0 ? rounds - 1 : 0;
+  }
 
  private:
   std::uint64_t global(int r, int w) const;  // global warp number

@@ -42,6 +42,9 @@ class CollectiveAlgorithm {
   // may_issue(), sends them before the packets on VC 0's ready queue, and
   // tells sent() about every packet that leaves.
   virtual bool requests() const { return false; }
+  // Its output_done() comes once, at the call's end; progress() tells the
+  // sweep as the output comes in.
+  virtual bool reports_progress() const { return false; }
   virtual bool may_issue() const { return true; }
   // requests(): packet `p` left; true when that reopened the window.
   virtual bool sent(const Packet& /*p*/) { return false; }
@@ -176,6 +179,10 @@ class CollectiveAlgorithm {
   std::uint8_t* own() const { return gpu_.own_.data(); }
   // `elements` of our output are in (checked by the caller).
   void output_done(std::uint64_t elements) const { gpu_.output_done(elements); }
+  // An algorithm that reports its output only when the call is done
+  // (reports_progress()) says here when each part of it came in: the
+  // sweep's fast-forward probes watch that progress (models/core/fast_forward.hpp).
+  void progress(std::uint64_t elements) const { gpu_.sweep_.output(elements, gpu_.now()); }
   // Final data from the switch (a multicast copy, or a reduce's result for
   // the root): checked, counted, released.
   void final_from_switch(const Packet& in) const;

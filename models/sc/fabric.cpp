@@ -23,7 +23,10 @@ void Fabric::call_ended(CollectiveCall& c) {
                     "call " + std::to_string(sweep_->current_index() + 1) + "/" +
                         std::to_string(sweep_->calls().size()) + " " + to_string(c.op) + " " +
                         std::to_string(c.bytes) + " B done in " +
-                        format_real(ps_to_ns(c.end - c.start) / 1000.0) + " us");
+                        format_real(ps_to_ns(c.end - c.start) / 1000.0) + " us" +
+                        (c.ff.used ? " (fast-forward probe of " +
+                                         std::to_string(c.ff.probe_bytes.back()) + " B)"
+                                   : std::string()));
 }
 
 Watchdog::Probes Fabric::watchdog_probes() {

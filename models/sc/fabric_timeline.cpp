@@ -43,6 +43,13 @@ void Fabric::timeline_events() {
         const std::string track = "fabric.gpu" + std::to_string(g);
         const Ps delay = sweep_->start_delay(i, g);
         const Ps begin = c.start + delay;
+        if (c.ff.used && !c.ff.whole) {
+          // Its times are extrapolated: the timeline shows its last probe,
+          // as simulated.
+          wave_->span(track, "collective", name + " (fast-forwarded: its last probe)", begin,
+                      c.ff.simulated_end);
+          continue;
+        }
         const Ps done = c.gpu_done[static_cast<size_t>(g)];
         const Ps mid = c.gpu_mid[static_cast<size_t>(g)];
         const Ps inter = c.gpu_inter[static_cast<size_t>(g)];

@@ -279,6 +279,7 @@ void Gpu::wake_links() {
 
 void Gpu::output_done(std::uint64_t elements) {
   received_ += elements;
+  if (!own_progress_) sweep_.output(elements, now());
   if (!active_ || received_ < expected_) return;
   active_ = false;
   // The sweep's call barrier starts the next call when we are the last.

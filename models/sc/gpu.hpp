@@ -190,6 +190,7 @@ class Gpu : public TimedModule {
   CollectiveAlgorithm* algo_ = nullptr;             // the current call's
   CollectiveAlgo algo_id_ = CollectiveAlgo::kRing;  // its collective.algorithm value
   bool requests_ = false;                           // algo_->requests() for this call
+  bool own_progress_ = false;                       // algo_->reports_progress() for this call
   GpuCall call_;
   std::uint64_t expected_ = 0;  // output elements this GPU must receive
   std::uint64_t received_ = 0;

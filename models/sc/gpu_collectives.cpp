@@ -49,8 +49,10 @@ void Gpu::start_call() {
   call_.size = static_cast<int>(call_.members->size());
   call_.root = static_cast<int>(cfg_.collective.root);
   requests_ = algo_->requests();
+  own_progress_ = algo_->reports_progress();
   for (Port& p : ports_) p.dest_k = 0;
   expected_ = expected_output();
+  sweep_.expect_output(expected_);
   algo_->begin_call();
   received_ = 0;
   active_ = true;

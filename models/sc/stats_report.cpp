@@ -153,6 +153,54 @@ struct SizeTotals {
   }
 };
 
+// Whether and how the calls [first, end) of one size were fast-forwarded
+// (collective.fast_forward): null when none was long enough to be asked.
+nlohmann::json fast_forward_json(const CollectiveSweep& sweep, std::size_t first, std::size_t end) {
+  using nlohmann::json;
+  int used = 0, whole = 0, done = 0;
+  double simulated = 0, error = 0, rejected = 0, tier[2] = {0, 0};
+  std::uint64_t skipped = 0;
+  std::string why_not;
+  const CollectiveCall* with = nullptr;  // the first call that had probes
+  for (std::size_t j = first; j < end; ++j) {
+    const CollectiveCall& c = sweep.calls()[j];
+    if (!c.finished) continue;
+    ++done;
+    if (!c.ff.why_not.empty()) why_not = c.ff.why_not;
+    if (!c.ff.used) {
+      simulated += static_cast<double>(c.bytes);
+      continue;
+    }
+    if (!with) with = &c;
+    ++used;
+    whole += c.ff.whole ? 1 : 0;
+    for (const std::uint64_t b : c.ff.probe_bytes) simulated += static_cast<double>(b);
+    error = std::max(error, c.ff.error);
+    rejected = std::max(rejected, c.ff.rejected_error);
+    skipped += c.ff.skipped;
+    tier[0] += c.ff.tier_bytes[0];
+    tier[1] += c.ff.tier_bytes[1];
+  }
+  if (!with) return why_not.empty() ? json() : json{{"used", false}, {"why_not", why_not}};
+  json probes = json::array();
+  for (std::size_t p = 0; p < with->ff.probe_bytes.size(); ++p)
+    probes.push_back({{"bytes", with->ff.probe_bytes[p]},
+                      {"time_us", ps_to_ns(with->ff.probe_time[p]) / 1000.0}});
+  const double all = static_cast<double>(with->bytes) * done;
+  return {{"used", true},
+          {"calls", used},
+          {"run_whole", whole},
+          {"period_bytes", with->ff.period_bytes},
+          {"periods", with->ff.periods},
+          {"skipped_periods_mean", static_cast<double>(skipped) / used},
+          {"simulated_fraction", all > 0 ? simulated / all : 0.0},
+          {"estimated_error", error},
+          {"rejected_error", rejected},
+          {"scale_up_bytes_mean", tier[0] / used},
+          {"scale_out_bytes_mean", tier[1] / used},
+          {"probes", probes}};
+}
+
 // One row per size: the mean over its iterations (calls [first, end)), like
 // nccl-tests.
 nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::size_t end) {
@@ -191,6 +239,8 @@ nlohmann::json size_row(const CollectiveSweep& sweep, std::size_t first, std::si
     row["intra_done_us"] = s.intra_ns / s.done / 1000.0;
     row["inter_done_us"] = s.inter_ns / s.done / 1000.0;
   }
+  const nlohmann::json ff = fast_forward_json(sweep, first, end);
+  if (!ff.is_null()) row["fast_forward"] = ff;
   if (k.protocol != Protocol::kIdeal) {  // the GPU side: how NCCL would run it
     row["algorithm"] = to_string(c.algorithm);  // collective.algorithm=auto: NCCL's pick
     // NCCL's symmetric kernel has no FIFO protocol: it says so instead.

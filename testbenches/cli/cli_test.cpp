@@ -682,3 +682,28 @@ TEST(Cli, ShippedConfigsAreValid) {
 }
 
 }  // namespace
+
+// The printed table says, under it, how each long size was run: the probes,
+// the share simulated, the periods skipped and the estimated error; or why
+// it ran whole (collective.fast_forward; docs/models/fast_forward.md).
+TEST(Cli, RunSaysWhatWasFastForwarded) {
+  const std::string out = temp_dir("ff");
+  const std::string base = "run " + kSrc + "/configs/dgx-h100-allreduce.yaml --out " + out +
+                           " --set collective.algorithm=direct collective.min_bytes=1048576 collective.max_bytes=33554432 "
+                           "collective.step_factor=32 collective.fast_forward_min_bytes=33554432 "
+                           "collective.fast_forward_probe_bytes=2097152";
+  const Result ff = sh(base + " collective.data=false");
+  ASSERT_EQ(ff.status, 0) << ff.output;
+  EXPECT_NE(ff.output.find("    33554432 B: fast-forwarded: probes of 2099200 4196352 B simulated (18.8% of the call), "
+                           "14335 of 16383 periods of 2048 B skipped, estimated error 0.060%"),
+            std::string::npos)
+      << ff.output;
+  EXPECT_EQ(ff.output.find("     1048576 B:"), std::string::npos) << ff.output;  // below the minimum
+  const Result data = sh(base + " collective.data=true");
+  ASSERT_EQ(data.status, 0) << data.output;
+  EXPECT_NE(data.output.find("    33554432 B: simulated whole: collective.data=true: the skipped "
+                             "elements would go unchecked"),
+            std::string::npos)
+      << data.output;
+  fs::remove_all(out);
+}

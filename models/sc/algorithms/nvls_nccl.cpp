@@ -52,6 +52,7 @@ class NvlsNcclAlgorithm final : public MultimemAlgorithm {
  public:
   NvlsNcclAlgorithm(Gpu& gpu, const Config& cfg) : MultimemAlgorithm(gpu, cfg) {}
 
+  bool reports_progress() const override { return true; }
   void begin_call() override;
   void start_work() override;
   void receive(const Packet& in) override;
@@ -262,7 +263,9 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
         break;
       }
       // A head's result: the gather copies it to the output.
-      output_ += take_result(in);
+      const std::uint64_t got = take_result(in);
+      output_ += got;
+      progress(got);
       break;
     }
     case PacketKind::kWriteAck: {

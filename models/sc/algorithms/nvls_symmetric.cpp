@@ -44,6 +44,7 @@ class NvlsSymmetricAlgorithm final : public MultimemAlgorithm {
  public:
   NvlsSymmetricAlgorithm(Gpu& gpu, const Config& cfg) : MultimemAlgorithm(gpu, cfg) {}
 
+  bool reports_progress() const override { return true; }
   void begin_call() override;
   void start_work() override;
   void receive(const Packet& in) override;
@@ -187,7 +188,9 @@ void NvlsSymmetricAlgorithm::receive(const Packet& in) {
         break;
       }
       // A result, straight into our output.
-      output_ += take_result(in);
+      const std::uint64_t got = take_result(in);
+      output_ += got;
+      progress(got);
       break;
     }
     case PacketKind::kWriteAck: {

@@ -67,6 +67,7 @@ class RingNcclAlgorithm final : public CollectiveAlgorithm {
         payload_(static_cast<std::uint64_t>(cfg.collective.payload_bytes)),
         slice_sync_(ns_to_ps(cfg.gpu.slice_sync_ns)) {}
 
+  bool reports_progress() const override { return true; }
   void begin_call() override;
   void start_work() override;
   int first_step_dst(std::uint64_t /*entry*/) const override { return member(call().rank + 1); }
@@ -330,6 +331,7 @@ PacketId RingNcclAlgorithm::make_first_step(Port& port) {
     if (op.final) {
       sweep().check(first, count, data, call().size, call().group);
       output_ += count;
+      progress(count);
     }
     if (op.step == call().size - 1 && (rs_left_ -= count) == 0) sweep().mark_mid(id(), now());
   }
@@ -350,6 +352,7 @@ void RingNcclAlgorithm::finished_slice(Channel& ch) {
     sweep().check(e, count, payloads().data(id), call().size, call().group);
     payloads().release(id);
     output_ += count;
+    progress(count);
   }
 }
 

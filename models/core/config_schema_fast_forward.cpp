@@ -1,0 +1,52 @@
+// The schema's fast-forward keys: whether and how long collective calls are
+// carried through their steady state by probes (models/core/fast_forward.hpp,
+// docs/models/fast_forward.md).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/core/config.hpp"
+
+namespace fabricsim {
+
+namespace {
+const std::vector<std::pair<std::string, FastForwardMode>> kModes = {
+    {"auto", FastForwardMode::kAuto}, {"off", FastForwardMode::kOff}};
+}  // namespace
+
+std::string to_string(FastForwardMode m) {
+  return name_of(kModes, m);
+}
+
+void add_fast_forward_keys(Schema<Config>& s) {
+  using C = Config;
+  s.add_choice(
+      "collective.fast_forward", &C::collective, &CollectiveConfig::fast_forward, kModes,
+      "auto: a call of at least collective.fast_forward_min_bytes is simulated as two "
+      "shorter probes of its own plan (whole periods of it taken out: an ideal ring's n "
+      "slices, a loop of every NCCL channel), each simulated per packet from launch to drain; "
+      "its period's time is read on their output progress and the call's times extrapolated "
+      "(docs/models/fast_forward.md); the row says how many periods were skipped and the "
+      "estimated error. Calls it cannot extrapolate exactly run whole, the row saying why: "
+      "collective.data=true (the skipped elements would go unchecked), a training workload, "
+      "faults scheduled, too few periods. off: every call whole");
+  s.add_int("collective.fast_forward_min_bytes", &C::collective,
+            &CollectiveConfig::fast_forward_min_bytes, "B", 1, std::int64_t{1} << 40,
+            "collective.fast_forward=auto: the smallest call fast-forwarded, per GPU. 256 MiB: "
+            "the two probes from 16 MiB keep 48 MiB, under a fifth of it; in smaller calls the "
+            "start and the tail are most of the time and the saving is small");
+  s.add_int("collective.fast_forward_probe_bytes", &C::collective,
+            &CollectiveConfig::fast_forward_probe_bytes, "B", 1, std::int64_t{1} << 40,
+            "collective.fast_forward=auto: what the first probe keeps of the call, per GPU "
+            "(whole periods, at least 1); the second keeps twice it. Both must be past the "
+            "fabric's fill: where the first is not, its progress says so and the probes start "
+            "again from twice this; a fill that ends after the second probe goes unseen "
+            "(docs/models/fast_forward.md)");
+  s.add_real("collective.fast_forward_tolerance", &C::collective,
+             &CollectiveConfig::fast_forward_tolerance, "", 0, 1,
+             "collective.fast_forward=auto: the largest estimated error (a fraction of the "
+             "call's time) an extrapolation is accepted with; above it the probes double, and "
+             "the call runs whole when they would cost more than it");
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,219 @@
+// Steady-state fast-forward (models/core/fast_forward.hpp): which probes run,
+// the extrapolation, the estimated error, the doubling and the fall-back to
+// the whole call; and the plans' shortened() keeping a call's structure.
+#include "models/core/fast_forward.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "models/core/nccl_nvls.hpp"
+#include "models/core/nccl_ring.hpp"
+#include "models/core/nccl_symmetric.hpp"
+
+namespace fabricsim {
+namespace {
+
+using Values = std::vector<double>;
+const std::vector<FfValue> kEndOnly = {FfValue::kEnd};
+
+double x(std::uint64_t k) {
+  return static_cast<double>(k);
+}
+
+// A probe of k periods, 100 output elements a period: the first `early`
+// periods take `fast` each, the rest `slow`; returns the progress and its
+// last output's time.
+OutputProgress progress(std::uint64_t k, double early, double fast, double slow,
+                        double* last = nullptr) {
+  OutputProgress p;
+  p.start(100 * k);
+  double t = 0;
+  for (std::uint64_t e = 0; e < 100 * k; ++e) {
+    t += (static_cast<double>(e) / 100 < early ? fast : slow) / 100;
+    p.add(1, t);
+  }
+  if (last) *last = t;
+  return p;
+}
+
+// Runs the probes; `f` gives a probe's values and progress from its kept
+// periods. Returns the periods each probe kept.
+std::vector<std::uint64_t> drive(
+    FastForward& ff, const std::function<std::pair<Values, OutputProgress>(std::uint64_t)>& f) {
+  std::vector<std::uint64_t> kept;
+  for (int guard = 0; guard < 100 && !ff.done(); ++guard) {
+    const std::uint64_t k = ff.periods() - ff.removed();
+    kept.push_back(k);
+    auto [v, p] = f(k);
+    ff.finish_probe(std::move(v), std::move(p));
+  }
+  return kept;
+}
+
+// Each kind of value carried its own way: the end by the period time, a
+// GPU's finish at the same distance before it, a phase by its slope scaled
+// to the period time, a count by its slope; a phase no probe had stays none.
+TEST(FastForward, SteadyCallIsExtrapolatedExactly) {
+  FastForward ff(
+      1000, 10, 0.01,
+      {FfValue::kEnd, FfValue::kFinish, FfValue::kPhase, FfValue::kPhase, FfValue::kCount});
+  const auto kept = drive(ff, [](std::uint64_t k) {
+    return std::make_pair(Values{500 + 3 * x(k), 490 + 3 * x(k), 100 + 1.5 * x(k), -1, 7 * x(k)},
+                          progress(k, 0, 3, 3));
+  });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20}));
+  ASSERT_TRUE(ff.done());
+  EXPECT_FALSE(ff.whole());
+  EXPECT_NEAR(ff.values()[0], 500 + 3.0 * 1000, 1e-6);
+  EXPECT_NEAR(ff.values()[1], 490 + 3.0 * 1000, 1e-6);
+  EXPECT_NEAR(ff.values()[2], 100 + 1.5 * 1000, 1e-6);
+  EXPECT_DOUBLE_EQ(ff.values()[3], -1);
+  EXPECT_NEAR(ff.values()[4], 7.0 * 1000, 1e-6);
+  EXPECT_NEAR(ff.estimated_error(), 0, 1e-9);
+  EXPECT_EQ(ff.skipped(), 980u);
+}
+
+// The period time comes from the probes' progress, not from their ends'
+// difference, which the last GPU's jitter moves: a small jitter is
+// accepted (and counted in the estimate), not carried over the call.
+TEST(FastForward, PeriodTimeFromTheProgressNotTheEnds) {
+  FastForward ff(1000, 10, 0.01, kEndOnly);
+  drive(ff, [](std::uint64_t k) {
+    return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 0.05 : 0)}, progress(k, 0, 2, 2));
+  });
+  ASSERT_FALSE(ff.whole());
+  EXPECT_NEAR(ff.values()[0], 140.05 + 2.0 * 980, 1e-6);
+  EXPECT_NEAR(ff.estimated_error(), 980 * 0.005 / (140.05 + 2.0 * 980), 1e-9);
+}
+
+// Ends that disagree with the progress by more than a jitter: the two
+// probes' tails are not the same, and the round is not accepted.
+TEST(FastForward, TailsThatDisagreeAreRejected) {
+  FastForward ff(1000, 10, 0.01, kEndOnly);
+  const auto kept = drive(ff, [](std::uint64_t k) {
+    return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 5 : 0)}, progress(k, 0, 2, 2));
+  });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 20, 40, 40, 80}));
+  EXPECT_NEAR(ff.values()[0], 100 + 2.0 * 1000, 1e-6);
+  EXPECT_GT(ff.rejected_error(), 0.1);
+}
+
+// A fabric still filling: its first 8 periods are faster. Two probes of 10
+// and 20 periods see their leads differ where the shorter one was filling;
+// from 20 and 40 they agree.
+TEST(FastForward, FillingFabricDoublesTheProbes) {
+  FastForward ff(1000, 10, 0.01, kEndOnly);
+  const auto kept = drive(ff, [](std::uint64_t k) {
+    double last = 0;
+    OutputProgress p = progress(k, 8, 1, 2, &last);
+    return std::make_pair(Values{last}, std::move(p));
+  });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 20, 40}));
+  ASSERT_TRUE(ff.done());
+  EXPECT_FALSE(ff.whole());
+  EXPECT_NEAR(ff.values()[0], 8 * 1 + 992 * 2, 1e-6);
+  EXPECT_GT(ff.rejected_error(), 0.01);
+  EXPECT_EQ(ff.base(), 20u);
+}
+
+// Where another round would take the probes past half the call, the call
+// runs whole and its figures are the simulated ones (here no progress is
+// measured).
+TEST(FastForward, FallsBackToTheWholeCall) {
+  FastForward ff(100, 10, 0.01, kEndOnly);
+  const auto kept = drive(
+      ff, [](std::uint64_t k) { return std::make_pair(Values{x(k) * x(k)}, OutputProgress()); });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 100}));
+  EXPECT_TRUE(ff.whole());
+  EXPECT_DOUBLE_EQ(ff.values()[0], 100.0 * 100.0);
+  EXPECT_EQ(ff.skipped(), 0u);
+  EXPECT_DOUBLE_EQ(ff.estimated_error(), 0);
+}
+
+TEST(FastForward, WorthOnlyWhenTheProbesCostLessThanTheCall) {
+  EXPECT_TRUE(FastForward::worth(61, 10));
+  EXPECT_FALSE(FastForward::worth(60, 10));
+  EXPECT_THROW(FastForward(60, 10, 0.01, kEndOnly), std::exception);
+  EXPECT_THROW(FastForward(100, 10, 0.01, {FfValue::kCount}), std::exception);
+}
+
+TEST(FastForward, OutputProgressInterpolates) {
+  OutputProgress p;
+  p.start(1000);
+  for (int i = 1; i <= 1000; ++i) p.add(1, static_cast<double>(i));
+  ASSERT_TRUE(p.complete());
+  EXPECT_DOUBLE_EQ(p.all_but(0), 1000);
+  EXPECT_DOUBLE_EQ(p.all_but(500), 500);
+  EXPECT_DOUBLE_EQ(p.all_but(255), 745);
+  OutputProgress few;
+  few.start(50);
+  few.add(50, 1.0);
+  EXPECT_FALSE(few.complete());
+}
+
+// NCCL's ring plan with loops taken out: the same channels and last loops;
+// every channel keeps its share less whole loops.
+TEST(FastForwardPlans, NcclRingShortenedKeepsItsStructure) {
+  NcclRingShape s;
+  s.channels = 4;
+  s.chunk_bytes = 4096;
+  const std::uint64_t elements = 4 * 8 * 1024 * 5 + 12345;  // 4 channels, 8 ranks
+  const NcclRingPlan full(elements, 4, 8, s);
+  const std::uint64_t loops = full.removable_loops();
+  ASSERT_GT(loops, 2u);
+  const NcclRingPlan p = full.shortened(2);
+  EXPECT_EQ(p.channels(), full.channels());
+  EXPECT_EQ(p.elements(), full.elements() - 2 * full.period_elements());
+  for (int c = 0; c < full.channels(); ++c) {
+    const std::uint64_t a = full.channel_begin(c + 1) - full.channel_begin(c);
+    const std::uint64_t b = p.channel_begin(c + 1) - p.channel_begin(c);
+    EXPECT_EQ(a - b, 2 * 8 * 1024u);
+    // The last loop's chunk is the same: the same ops from the channel's end.
+    EXPECT_EQ(full.chunk_of(full.channel_begin(c + 1) - 1), p.chunk_of(p.channel_begin(c + 1) - 1));
+  }
+  EXPECT_EQ(p.removable_loops(), loops - 2);
+  EXPECT_THROW(full.shortened(loops + 1), std::exception);
+}
+
+TEST(FastForwardPlans, NcclNvlsShortenedKeepsChunksAndLastLoops) {
+  NcclNvlsShape s;
+  const NcclNvlsPlan full((std::uint64_t{256} << 20) / 4 + 4096, 4, 8, s);
+  const std::uint64_t loops = full.removable_loops();
+  ASSERT_GT(loops, 3u);
+  const NcclNvlsPlan p = full.shortened(3);
+  ASSERT_EQ(p.channels(), full.channels());
+  EXPECT_EQ(p.elements(), full.elements() - 3 * full.period_elements());
+  std::uint64_t next = 0;
+  for (int c = 0; c < p.channels(); ++c) {
+    EXPECT_EQ(p.channel(c).first, next);
+    next += p.channel(c).count;
+    EXPECT_EQ(p.chunk_elements(c), full.chunk_elements(c));
+    EXPECT_EQ(p.steps(c), full.steps(c) - 3);
+    // The last step's pieces are the full plan's, moved.
+    const std::uint64_t moved =
+        full.channel(c).first - p.channel(c).first + std::uint64_t{3 * 8} * p.chunk_elements(c);
+    for (int h = 0; h < 8; ++h) {
+      const auto a = full.piece(c, full.steps(c) - 1, h);
+      const auto b = p.piece(c, p.steps(c) - 1, h);
+      EXPECT_EQ(a.count, b.count);
+      if (a.count) {
+        EXPECT_EQ(a.first, b.first + moved);
+      }
+    }
+  }
+}
+
+TEST(FastForwardPlans, SymmetricRoundsKeepTheTail) {
+  const NcclSymmetricPlan full(10 * 4 * 2 * 16 * 1024 + 777, 4, 4, 2);
+  const std::uint64_t rounds = full.removable_rounds();
+  EXPECT_EQ(rounds, 9u);
+  const NcclSymmetricPlan p(full.elements() - 4 * full.period_elements(), 4, 4, 2);
+  for (int r = 0; r < 4; ++r)
+    for (int w = 0; w < p.warps(); ++w) EXPECT_EQ(full.hunks(r, w), p.hunks(r, w) + 4);
+}
+
+}  // namespace
+}  // namespace fabricsim
