@@ -73,10 +73,18 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
     }
     std::string probes;
     for (const auto& p : f["probes"]) probes += fmt::format(" {}", p["bytes"].get<std::uint64_t>());
-    if (f["run_whole"].get<int>() > 0)
-      fmt::print("# {:>12} B: simulated whole after probes{} (their extrapolation's estimated "
-                 "error, {:.3f}%, was above collective.fast_forward_tolerance)\n",
-                 bytes, probes, 100 * f["rejected_error"].get<double>());
+    const int whole = f["run_whole"].get<int>(), calls = f["calls"].get<int>();
+    const double rejected = f["rejected_error"].get<double>();
+    const std::string why = rejected >= 1 ? std::string("no steady output progress to extrapolate from")
+                                          : fmt::format("their extrapolation's estimated error, {:.3f}%, "
+                                                        "was above collective.fast_forward_tolerance",
+                                                        100 * rejected);
+    if (whole == calls)
+      fmt::print("# {:>12} B: simulated whole after probes{} ({})\n", bytes, probes, why);
+    else if (whole > 0)
+      fmt::print("# {:>12} B: {} of its {} calls fast-forwarded (estimated error up to {:.3f}%), {} "
+                 "simulated whole after probes ({})\n",
+                 bytes, calls - whole, calls, 100 * f["estimated_error"].get<double>(), whole, why);
     else
       fmt::print("# {:>12} B: fast-forwarded: probes of{} B simulated ({:.1f}% of the call), "
                  "{:.0f} of {} periods of {} B skipped, estimated error {:.3f}%\n",

@@ -230,6 +230,7 @@ void CollectiveSweep::begin(Ps t) {
   if (ff_) shorten(c, ff_->removed());
   hier_.intra = plan_;
   c.intra_done = c.inter_done = 0;  // a probe's own
+  c.stores_waiting_max = 0;
   ff_expected_ = 0;
   c.gpu_done.assign(static_cast<size_t>(n_), 0);
   c.gpu_mid.assign(static_cast<size_t>(n_), 0);
@@ -273,7 +274,11 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
     c.ff.probe_bytes.push_back(plan_.elements * element_bytes(cfg_.dtype));
     c.ff.probe_time.push_back(end - c.start);
     if (on_call_end_) on_call_end_(c);
-    if (ff_->finish_probe(probe_values(c), ff_progress_)) {
+    std::vector<double> values = probe_values(c);
+    // The next probe's traffic counts from here.
+    ff_tier_start_[0] = c.tier_bytes[0];
+    ff_tier_start_[1] = c.tier_bytes[1];
+    if (ff_->finish_probe(std::move(values), ff_progress_)) {
       start(end + c.gap);
       return false;
     }
@@ -373,7 +378,10 @@ std::vector<double> CollectiveSweep::probe_values(const CollectiveCall& c) const
   std::vector<double> v = {static_cast<double>(kernels - c.start), since(c.intra_done),
                            since(c.inter_done), c.tier_bytes[0] - ff_tier_start_[0],
                            c.tier_bytes[1] - ff_tier_start_[1]};
-  for (const auto* times : {&c.gpu_done, &c.gpu_mid, &c.gpu_inter})
+  // Every GPU finishes (a GPU without output at its start, which may be 0);
+  // phases a call does not have stay 0.
+  for (const Ps t : c.gpu_done) v.push_back(static_cast<double>(t - c.start));
+  for (const auto* times : {&c.gpu_mid, &c.gpu_inter})
     for (const Ps t : *times) v.push_back(since(t));
   return v;
 }

@@ -110,7 +110,10 @@ void FastForward::settle() {
         out[i] = end;
         break;
       case FfValue::kFinish:
-        out[i] = end - (c.values[0] - x);
+        // A finish that did not move between the probes (a GPU without
+        // output finishes at its start) stays; the others keep their
+        // distance before the end.
+        out[i] = x == a.values[i] ? x : end - (c.values[0] - x);
         break;
       case FfValue::kPhase:
         out[i] = std::min(end, x + rest * (end_slope > 0 ? slope / end_slope * t : t));

@@ -55,6 +55,7 @@ namespace fabricsim {
 enum class FfValue {
   kEnd,     // the call's time from its start (value 0, exactly one)
   kFinish,  // a GPU's finish: the same distance before the end as in the probe
+            // (or where it was, when it did not move between the probes)
   kPhase,   // a phase's end: its own slope, scaled to the period time
   kCount,   // a count (bytes): affine in the periods
 };

@@ -54,15 +54,18 @@ std::vector<std::uint64_t> drive(
 }
 
 // Each kind of value carried its own way: the end by the period time, a
-// GPU's finish at the same distance before it, a phase by its slope scaled
+// GPU's finish at the same distance before it (or where it was, when it
+// did not move), a phase by its slope scaled
 // to the period time, a count by its slope; a phase no probe had stays none.
 TEST(FastForward, SteadyCallIsExtrapolatedExactly) {
   FastForward ff(
       1000, 10, 0.01,
-      {FfValue::kEnd, FfValue::kFinish, FfValue::kPhase, FfValue::kPhase, FfValue::kCount});
+      {FfValue::kEnd, FfValue::kFinish, FfValue::kPhase, FfValue::kPhase, FfValue::kCount,
+       FfValue::kFinish});
   const auto kept = drive(ff, [](std::uint64_t k) {
-    return std::make_pair(Values{500 + 3 * x(k), 490 + 3 * x(k), 100 + 1.5 * x(k), -1, 7 * x(k)},
-                          progress(k, 0, 3, 3));
+    return std::make_pair(
+        Values{500 + 3 * x(k), 490 + 3 * x(k), 100 + 1.5 * x(k), -1, 7 * x(k), 0},
+        progress(k, 0, 3, 3));
   });
   EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20}));
   ASSERT_TRUE(ff.done());
@@ -72,6 +75,7 @@ TEST(FastForward, SteadyCallIsExtrapolatedExactly) {
   EXPECT_NEAR(ff.values()[2], 100 + 1.5 * 1000, 1e-6);
   EXPECT_DOUBLE_EQ(ff.values()[3], -1);
   EXPECT_NEAR(ff.values()[4], 7.0 * 1000, 1e-6);
+  EXPECT_DOUBLE_EQ(ff.values()[5], 0);  // a GPU without output: at its start
   EXPECT_NEAR(ff.estimated_error(), 0, 1e-9);
   EXPECT_EQ(ff.skipped(), 980u);
 }
