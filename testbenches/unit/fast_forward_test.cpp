@@ -198,7 +198,7 @@ TEST(FastForwardPlans, NcclNvlsShortenedKeepsChunksAndLastLoops) {
     EXPECT_EQ(p.steps(c), full.steps(c) - 3);
     // The last step's pieces are the full plan's, moved.
     const std::uint64_t moved =
-        full.channel(c).first - p.channel(c).first + std::uint64_t{3 * 8} * p.chunk_elements(c);
+        full.channel(c).first - p.channel(c).first + std::uint64_t{24} * p.chunk_elements(c);
     for (int h = 0; h < 8; ++h) {
       const auto a = full.piece(c, full.steps(c) - 1, h);
       const auto b = p.piece(c, p.steps(c) - 1, h);
