@@ -45,8 +45,8 @@ void add_fast_forward_keys(Schema<Config>& s) {
   s.add_real("collective.fast_forward_tolerance", &C::collective,
              &CollectiveConfig::fast_forward_tolerance, "", 0, 1,
              "collective.fast_forward=auto: the largest estimated error (a fraction of the "
-             "call's time) an extrapolation is accepted with; above it the probes double, and "
-             "the call runs whole when they would cost more than it");
+             "call's time) an extrapolation is accepted with; above it the probes double while "
+             "all rounds keep under half the call, and the call runs whole when they would not");
 }
 
 }  // namespace fabricsim

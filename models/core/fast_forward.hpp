@@ -16,15 +16,15 @@
 // more before the same tail, so the times at which each had all but q
 // elements of its output differ by B T for every q in the steady part. That
 // difference is averaged over q from 5% to 60% of the shorter probe's output
-// (from its end), not read at the end alone, where the last GPU's jitter (a
-// few hundred ns, several % of a few-MiB probe) would be carried over every
-// skipped period; outputs that come in bursts (a loop's all-gather) line up
+// (from its end), not read at the end alone, where the tail's own variation
+// would be carried over every skipped period (dgx-h100's ring, probes of 2
+// and 4 MiB: ends 4.89 us/MiB apart, whole calls 4.33); outputs that come in bursts (a loop's all-gather) line up
 // the same way in both. Over 5-30% and 30-60% the difference must agree
 // (how far apart they are: the drift), and the ends' own difference must
 // give the same T within their jitter: the drift plus that disagreement,
 // times the skipped share of the call, is the estimated error (dgx-h100's
 // ideal NVLS from 16 and 32 MiB probes: ends 4.38 us/MiB, progress 3.62,
-// whole call 3.93 from 32 to 256 MiB: rejected). Above the tolerance the
+// whole calls 3.95 from 32 to 256 MiB: rejected). Above the tolerance the
 // probes start again from 2B while all rounds together keep fewer than half
 // the call's periods; when they would not, the call is simulated whole
 // (exact, and said so), at most 1.5 times its own cost in all. A fabric
