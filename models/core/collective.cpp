@@ -278,7 +278,12 @@ bool CollectiveSweep::gpu_finished(int g, Ps t) {
     // The next probe's traffic counts from here.
     ff_tier_start_[0] = c.tier_bytes[0];
     ff_tier_start_[1] = c.tier_bytes[1];
-    if (ff_->finish_probe(std::move(values), ff_progress_)) {
+    const bool more = ff_->finish_probe(std::move(values), ff_lanes_);
+    if (ff_->rounds().size() > c.ff.rounds.size()) {
+      c.ff.rounds = ff_->rounds();
+      if (on_ff_round_) on_ff_round_(c);
+    }
+    if (more) {
       start(end + c.gap);
       return false;
     }

@@ -124,6 +124,7 @@ struct FastForwardRecord {
   double rejected_error = 0;       // of a round of probes not accepted (0: none)
   std::vector<std::uint64_t> probe_bytes;  // per GPU, every probe in order
   std::vector<Ps> probe_time;
+  std::vector<FastForward::Round> rounds;  // every round of probes settled, in order
   double tier_bytes[2] = {0, 0};  // the call's link traffic per tier, extrapolated
   Ps simulated_end = 0;           // the last probe's end (the next call starts after it)
 };
@@ -223,14 +224,19 @@ class CollectiveSweep {
     if (start_call_) start_call_(t);
   }
   // Fast-forward probes watch the output progress: GPU g expects `elements`
-  // of output in the current call (at its start), and has received
-  // `elements` more at t.
+  // of output in the current call (at its start), and `elements` more of
+  // it came in at t from lane `lane` (the GPU that sent them, where a
+  // packet says so, or the receiver), 0 <= lane < gpus().
   void expect_output(std::uint64_t elements) {
     ff_expected_ += elements;
-    if (ff_) ff_progress_.start(ff_expected_);
+    if (!ff_) return;
+    // About 100 samples a lane when the lanes share the output evenly.
+    ff_lanes_.resize(static_cast<std::size_t>(n_));
+    for (OutputProgress& l : ff_lanes_)
+      l.start(ff_expected_ / (static_cast<std::uint64_t>(n_) * 100));
   }
-  void output(std::uint64_t elements, Ps t) {
-    if (ff_) ff_progress_.add(elements, static_cast<double>(t - current().start));
+  void output(std::uint64_t elements, Ps t, int lane) {
+    if (ff_) ff_lanes_[static_cast<std::size_t>(lane)].add(elements, static_cast<double>(t - current().start));
   }
   // The call barrier: GPU g has its whole output at t. The last GPU of a
   // call ends it (on_call_end) and starts the next one on every GPU, the
@@ -260,6 +266,9 @@ class CollectiveSweep {
   double bus_factor(const CollectiveCall& c) const;
   // Called by the GPU that ends a call, before the next begins.
   void set_on_call_end(std::function<void(CollectiveCall&)> f) { on_call_end_ = std::move(f); }
+  // Called when a round of fast-forward probes has settled (its record is
+  // the call's ff.rounds.back()), accepted or not.
+  void set_on_ff_round(std::function<void(const CollectiveCall&)> f) { on_ff_round_ = std::move(f); }
   // Whether outputs are checked within a rounding tolerance, not bit for bit.
   bool tolerant() const { return tolerant_; }
 
@@ -273,6 +282,7 @@ class CollectiveSweep {
   std::vector<Partition> partitions_;
   TrainingWorkload workload_;
   std::function<void(CollectiveCall&)> on_call_end_;
+  std::function<void(const CollectiveCall&)> on_ff_round_;
   std::function<void(Ps)> start_call_;
   std::size_t current_ = 0;
   int finished_ = 0;
@@ -317,7 +327,7 @@ class CollectiveSweep {
   std::uint64_t ff_period_ = 0;            // elements per GPU
   double ff_tier_start_[2] = {0, 0};       // link bytes when the probe began
   std::uint64_t ff_expected_ = 0;          // output elements of the call over all GPUs
-  OutputProgress ff_progress_;             // the probe's output against time
+  std::vector<OutputProgress> ff_lanes_;   // the probe's output against time, per lane
   std::string ff_refusal_;                 // why no call is fast-forwarded ("" none)
   // The first probe's bytes per GPU of the last accepted round: the next
   // call's probes start there (its steady state came no sooner).

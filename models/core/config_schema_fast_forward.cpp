@@ -22,10 +22,11 @@ void add_fast_forward_keys(Schema<Config>& s) {
   using C = Config;
   s.add_choice(
       "collective.fast_forward", &C::collective, &CollectiveConfig::fast_forward, kModes,
-      "auto: a call of at least collective.fast_forward_min_bytes is simulated as two "
+      "auto: a call of at least collective.fast_forward_min_bytes is simulated as "
       "shorter probes of its own plan (whole periods of it taken out: an ideal ring's n "
       "slices, a loop of every NCCL channel), each simulated per packet from launch to drain; "
-      "its period's time is read on their output progress and the call's times extrapolated "
+      "its period's time is read on their output progress, per GPU, and the call's times "
+      "extrapolated from the slowest GPU's "
       "(docs/models/fast_forward.md); the row says how many periods were skipped and the "
       "estimated error. Calls it cannot extrapolate exactly run whole, the row saying why: "
       "collective.data=true (the skipped elements would go unchecked), a training workload, "
@@ -39,8 +40,8 @@ void add_fast_forward_keys(Schema<Config>& s) {
             &CollectiveConfig::fast_forward_probe_bytes, "B", 1, std::int64_t{1} << 40,
             "collective.fast_forward=auto: what the first probe keeps of the call, per GPU "
             "(whole periods, at least 1); the second keeps twice it. Both must be past the "
-            "fabric's fill: where the first is not, its progress says so and the probes start "
-            "again from twice this; a fill that ends after the second probe goes unseen "
+            "fabric's fill: where the first is not, its progress says so and a probe of twice "
+            "the second's follows; a fill that ends after the last probe goes unseen "
             "(docs/models/fast_forward.md)");
   s.add_real("collective.fast_forward_tolerance", &C::collective,
              &CollectiveConfig::fast_forward_tolerance, "", 0, 1,

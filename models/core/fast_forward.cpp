@@ -7,25 +7,28 @@
 
 namespace fabricsim {
 
-void OutputProgress::start(std::uint64_t total) {
-  total_ = total;
+void OutputProgress::start(std::uint64_t step) {
+  step_ = std::max<std::uint64_t>(1, step);
   got_ = 0;
-  next_ = total_ / kSamples;
+  next_ = step_;
+  last_ = 0;
   times_.clear();
-  times_.reserve(kSamples);
 }
 
 double OutputProgress::all_but(double rest) const {
-  // Sample i (0-based) is when (i + 1)% was in.
-  const double at = (1.0 - rest / static_cast<double>(total_)) * kSamples - 1;
-  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(at)));
+  // Sample i (0-based) is when (i + 1) steps were in.
+  const double at = (static_cast<double>(got_) - rest) / static_cast<double>(step_) - 1;
+  if (at <= 0) return times_.front();
+  const auto lo = static_cast<std::size_t>(std::floor(at));
   if (lo + 1 >= times_.size()) return times_.back();
   const double f = at - static_cast<double>(lo);
   return times_[lo] + f * (times_[lo + 1] - times_[lo]);
 }
 
 namespace {
-// Periods two probes from `base` keep: B + 2B.
+// Periods the first round's two probes from `base` keep: B + 2B. A later
+// round reuses the previous round's longer probe as its shorter one, so it
+// costs its longer probe alone.
 std::uint64_t cost(std::uint64_t base) {
   return 3 * base;
 }
@@ -60,12 +63,12 @@ std::uint64_t FastForward::kept_now() const {
   return base_ << round_probe_;
 }
 
-bool FastForward::finish_probe(std::vector<double> values, OutputProgress progress) {
+bool FastForward::finish_probe(std::vector<double> values, std::vector<OutputProgress> lanes) {
   if (done_) throw InvariantError("fast-forward: a probe ended after the call had its figures");
   if (values.size() != kinds_.size())
     throw InvariantError("fast-forward: a probe measured " + std::to_string(values.size()) +
                          " values, not " + std::to_string(kinds_.size()));
-  probes_.push_back({kept_now(), std::move(values), std::move(progress)});
+  probes_.push_back({kept_now(), std::move(values), std::move(lanes)});
   if (whole_) {
     values_ = probes_.back().values;
     error_ = 0;
@@ -77,27 +80,38 @@ bool FastForward::finish_probe(std::vector<double> values, OutputProgress progre
   return !done_;
 }
 
-// The round's two probes are in: extrapolate, or start again.
-void FastForward::settle() {
-  const Probe& a = probes_[probes_.size() - 2];
-  const Probe& c = probes_.back();
-  const auto rest = static_cast<double>(periods_ - c.kept);
-  const auto span = static_cast<double>(c.kept - a.kept);
-  // The longer probe's lead over the shorter one, all but q of the output
-  // alike: q over 5-30% and 30-60% of the shorter probe's output.
-  double t = 0, drift = 1;
-  if (a.progress.complete() && c.progress.complete()) {
-    double lead[2] = {0, 0};
-    for (int j = 5; j < 60; ++j) {
-      const double q = static_cast<double>(a.progress.total()) * j / OutputProgress::kSamples;
-      lead[j < 30 ? 0 : 1] += (c.progress.all_but(q) - a.progress.all_but(q)) / (j < 30 ? 25 : 30);
-    }
-    t = (lead[0] * 25 + lead[1] * 30) / 55 / span;
-    if (t > 0) drift = std::fabs(lead[0] - lead[1]) / (t * span);
+namespace {
+// What one lane's output says of the period's time: the longer probe's lead
+// over the shorter one, all but q of the lane's output alike, over q in
+// 5-30% and 30-60% of the shorter probe's lane.
+struct LaneLead {
+  double t = 0;       // the period's time (0: the lane has too few samples)
+  double drift = 0;   // how far the two parts' leads differ, a fraction of the lead
+  double ends_t = 0;  // the period's time from the lane's last outputs
+};
+
+LaneLead lane_lead(const OutputProgress& a, const OutputProgress& c, double span) {
+  LaneLead l;
+  if (!a.complete() || !c.complete()) return l;
+  double lead[2] = {0, 0};
+  for (int j = 5; j < 60; ++j) {
+    const double q = static_cast<double>(a.total()) * j / 100;
+    lead[j < 30 ? 0 : 1] += (c.all_but(q) - a.all_but(q)) / (j < 30 ? 25 : 30);
   }
-  const double end = c.values[0] + rest * t;
-  // The end's own slope between the probes, to scale the phases' slopes.
-  const double end_slope = (c.values[0] - a.values[0]) / span;
+  l.t = (lead[0] * 25 + lead[1] * 30) / 55 / span;
+  if (l.t <= 0) return LaneLead{};
+  l.drift = std::fabs(lead[0] - lead[1]) / (l.t * span);
+  l.ends_t = (c.last() - a.last()) / span;
+  return l;
+}
+}  // namespace
+
+// The call's values from the round's probes, its end given: every value
+// carried over the `rest` skipped periods its own way.
+std::vector<double> FastForward::extrapolate(const Probe& a, const Probe& c, double end,
+                                             double rest, double span, double end_slope) const {
+  // The call's own time per skipped period, to carry the phases over.
+  const double t = rest > 0 ? (end - c.values[0]) / rest : end_slope;
   std::vector<double> out(c.values.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const double x = c.values[i], slope = (x - a.values[i]) / span;
@@ -116,6 +130,7 @@ void FastForward::settle() {
         out[i] = x == a.values[i] ? x : end - (c.values[0] - x);
         break;
       case FfValue::kPhase:
+        // Its own slope, scaled as the end's slope is to the call's.
         out[i] = std::min(end, x + rest * (end_slope > 0 ? slope / end_slope * t : t));
         break;
       case FfValue::kCount:
@@ -123,24 +138,86 @@ void FastForward::settle() {
         break;
     }
   }
-  // The ends' own slope is a second, noisier measure of T (the last GPU's
-  // jitter is in it): where it disagrees with the progress by more than
+  return out;
+}
+
+// The round's two probes are in: extrapolate, or start again.
+void FastForward::settle() {
+  const Probe& a = probes_[probes_.size() - 2];
+  const Probe& c = probes_.back();
+  const auto rest = static_cast<double>(periods_ - c.kept);
+  const auto span = static_cast<double>(c.kept - a.kept);
+  // Every lane goes on at its own rate: the call's last output is the lane
+  // whose last output, carried over the skipped periods at its rate, comes
+  // last (GPUs that share links and engines unevenly fall behind in
+  // proportion to the call: the tail, not the average).
+  Round r;
+  r.base = a.kept;
+  double last = 0, lane_end = -1, t_sum = 0;
+  int lanes = 0;
+  const std::size_t n = std::min(a.lanes.size(), c.lanes.size());
+  for (const OutputProgress& lane : c.lanes) last = std::max(last, lane.last());
+  for (std::size_t s = 0; s < n; ++s) {
+    const LaneLead l = lane_lead(a.lanes[s], c.lanes[s], span);
+    if (l.t <= 0) continue;
+    ++lanes;
+    t_sum += l.t;
+    const double e = c.lanes[s].last() + rest * l.t;
+    if (e > lane_end) {
+      lane_end = e;
+      r.lane = static_cast<int>(s);
+      r.t = l.t;
+      r.drift = l.drift;
+      r.ends_t = l.ends_t;
+    }
+  }
+  r.t_mean = lanes > 0 ? t_sum / lanes : 0;
+  // The call's end between the probes: its slope, and its change since the
+  // previous round (whose longer probe is this round's shorter one).
+  r.end_slope = (c.values[0] - a.values[0]) / span;
+  const bool before = !rounds_.empty() && rounds_.back().end_slope > 0;
+  // First, the lanes' progress: the kernels end as far after the last
+  // output as in the longer probe. The lane's last outputs and the kernels'
+  // ends give second, noisier measures of the period (the last output's
+  // jitter is in them): where one disagrees with the progress by more than
   // that, the probes' tails differ, and the regime is not the same.
-  const double error = t > 0 && end > 0 ? rest * (t * drift + std::fabs(end_slope - t)) / end : 1;
-  if (t > 0 && error <= tolerance_) {
-    values_ = std::move(out);
-    error_ = error;
+  double end = lanes > 0 ? c.values[0] + (lane_end - last) : 0;
+  const double t_call = rest > 0 ? (end - c.values[0]) / rest : r.t;
+  const double tails = std::max(std::fabs(r.ends_t - r.t), std::fabs(r.end_slope - t_call));
+  r.error = r.t > 0 && end > 0 ? rest * (r.t * r.drift + tails) / end : 1;
+  r.accepted = r.t > 0 && r.error <= tolerance_;
+  if (!r.accepted && before && r.end_slope > 0) {
+    // Else the ends alone, once their slope holds from one doubling to the
+    // next: a tail that grows with the call (GPUs that fall behind in
+    // proportion to it) is then in the slope, not taken for the period.
+    const double e = c.values[0] + rest * r.end_slope;
+    const double err = rest * std::fabs(r.end_slope - rounds_.back().end_slope) / e;
+    if (err <= tolerance_) {
+      end = e;
+      r.error = err;
+      r.accepted = r.by_ends = true;
+    } else {
+      r.error = std::min(r.error, err);
+    }
+  }
+  if (r.accepted) {
+    values_ = extrapolate(a, c, end, rest, span, r.end_slope);
+    error_ = r.error;
     done_ = true;
+    rounds_.push_back(r);
     return;
   }
-  rejected_ = std::max(rejected_, error);
-  round_probe_ = 0;
+  rounds_.push_back(r);
+  rejected_ = std::max(rejected_, r.error);
+  // The next round's shorter probe is this round's longer one.
   std::uint64_t spent = 0;
   for (const Probe& p : probes_) spent += p.kept;
-  if (affordable(spent, cost(2 * base_), periods_)) {
+  if (affordable(spent, 4 * base_, periods_)) {
     base_ *= 2;
+    round_probe_ = 1;
   } else {
     whole_ = true;  // the probes would cost more than the call: simulate it
+    round_probe_ = 0;
   }
 }
 

@@ -9,40 +9,47 @@
 // period costs the same time T, so the call's time is that of a shorter
 // call of the same plan plus T for every period taken out.
 //
-// The call is simulated as two probes of its plan that keep k_a = B and
-// k_c = 2B periods, each per packet, launch, fill, tail and drain included.
-// Their output progress (OutputProgress: the output the GPUs received
-// against time) gives T: the longer probe is the shorter one with B periods
-// more before the same tail, so the times at which each had all but q
-// elements of its output differ by B T for every q in the steady part. That
-// difference is averaged over q from 5% to 60% of the shorter probe's output
-// (from its end), not read at the end alone, where the tail's own variation
-// would be carried over every skipped period (dgx-h100's ring, probes of 2
-// and 4 MiB: ends 4.89 us/MiB apart, whole calls 4.33); outputs that come in bursts (a loop's all-gather) line up
-// the same way in both. Over 5-30% and 30-60% the difference must agree
-// (how far apart they are: the drift), and the ends' own difference must
-// give the same T within their jitter: the drift plus that disagreement,
-// times the skipped share of the call, is the estimated error (dgx-h100's
-// ideal NVLS from 16 and 32 MiB probes: ends 4.38 us/MiB, progress 3.62,
-// whole calls 3.95 from 32 to 256 MiB: rejected). Above the tolerance the
-// probes start again from 2B while all rounds together keep fewer than half
-// the call's periods; when they would not, the call is simulated whole
-// (exact, and said so), at most 1.5 times its own cost in all. A fabric
-// that fills slowly drifts until B is past its fill; a regime that begins
-// after the longer probe goes unseen (nvl72's NVLS: 1.3 us/MiB to 3 MiB,
-// 2.6 from 4 to 16 MiB, 2.2 from 16 MiB on).
+// The call is simulated as probes of its plan, per packet, launch, fill,
+// tail and drain included: a round of two that keep k_a = B and k_c = 2B
+// periods. Their output progress per lane (OutputProgress: the output one
+// GPU sent, or one received, against time) gives each lane's T: the longer
+// probe is the shorter one with B periods more before the same tail, so the
+// times at which each had all but q elements of the lane differ by B T for
+// every q in the steady part. That difference is averaged over q from 5% to
+// 60% of the shorter probe's lane (from its end), not read at the end alone,
+// where the tail's own variation would be carried over every skipped period
+// (dgx-h100's ring, probes of 2 and 4 MiB: ends 4.89 us/MiB apart, whole
+// calls 4.33). Lanes, because GPUs that share links and engines unevenly go
+// at different rates and the slowest sets the end (nvl72's NVLS, 16 and 32
+// MiB probes: the slowest of 72 lanes 36.8 ns a period, their mean 32.7):
+// the lane whose last output, carried at its rate, comes last is the call's.
+//
+// Over 5-30% and 30-60% that lane's lead must agree (how far apart they
+// are: the drift), and its last outputs' and the kernels' ends must give the
+// same T within their jitter: the drift plus the larger disagreement, times
+// the skipped share of the call, is the estimated error. Above the
+// tolerance, the kernels' end slope alone is accepted once it holds from the
+// previous round to this one (a tail that grows with the call, as GPUs fall
+// behind in proportion to it, is in that slope). Else B doubles, the next
+// round's shorter probe being this round's longer one, while all probes
+// together keep fewer than half the call's periods; when they would not,
+// the call is simulated whole (exact, and said so), at most 1.5 times its
+// own cost in all. A fabric that fills slowly drifts until B is past its
+// fill; a regime that begins after the longer probe goes unseen (nvl72's
+// NVLS: 1.3 us/MiB to 3 MiB, 2.6 from 4 to 16 MiB, 2.2 from 16 MiB on).
 //
 // The call's other figures: every GPU finishes as far before the end as in
 // the longer probe (the tail is the same); a phase's end (a ring's
 // reduce-scatter, hierarchical's phases) moves by its slope between the two
-// probes, scaled to T; traffic counts are affine in the periods.
+// probes, scaled to the call's period; traffic counts are affine in the
+// periods.
 //
 // Why probes, not a shift of the fabric's state by whole periods: the same
 // assumption (the steady state repeats), but nothing in the fabric has to be
 // moved (every module's pending times, every packet's address and step, the
 // engines' tables), so no model can be left out of the shift as models are
 // added; the steady state is measured, and checked, in the model's own
-// output. The cost: two shorter calls instead of one.
+// output. The cost: shorter calls, at least two, instead of one.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -60,28 +67,34 @@ enum class FfValue {
   kCount,   // a count (bytes): affine in the periods
 };
 
-// A probe's output progress: the times at which the GPUs together had
-// received every 1% of the probe's total output.
+// One lane of a probe's output progress: the times at which every `step`
+// elements of the lane's output had come in, and its total. A lane is the
+// output one GPU sent (the owner of a multicast result, or of a copy) or,
+// where no packet says who, the output one GPU received.
 class OutputProgress {
  public:
-  static constexpr int kSamples = 100;
-  // `total`: the output elements the probe delivers over all GPUs.
-  void start(std::uint64_t total);
+  // Samples whose spacing is `step` elements (at least 1).
+  void start(std::uint64_t step);
   void add(std::uint64_t elements, double t) {
     got_ += elements;
-    while (got_ >= next_ && times_.size() < kSamples) {
+    last_ = t;
+    while (got_ >= next_) {
       times_.push_back(t);
-      next_ = total_ * (times_.size() + 1) / kSamples;
+      next_ += step_;
     }
   }
-  bool complete() const { return times_.size() == kSamples && total_ >= kSamples; }
-  std::uint64_t total() const { return total_; }
-  // When it had all but `rest` elements (0 <= rest <= 99% of the total),
+  // Enough samples to read a lead from (at least kMinSamples).
+  static constexpr std::size_t kMinSamples = 40;
+  bool complete() const { return times_.size() >= kMinSamples; }
+  std::uint64_t total() const { return got_; }
+  double last() const { return last_; }  // when its last output came in
+  // When it had all but `rest` elements (0 <= rest < total - step),
   // interpolated between the samples.
   double all_but(double rest) const;
 
  private:
-  std::uint64_t total_ = 0, got_ = 0, next_ = 0;
+  std::uint64_t step_ = 1, got_ = 0, next_ = 1;
+  double last_ = 0;
   std::vector<double> times_;
 };
 
@@ -90,7 +103,20 @@ class FastForward {
   struct Probe {
     std::uint64_t kept = 0;      // periods the probe kept (the call: K)
     std::vector<double> values;  // what it measured (times from its start, counts)
-    OutputProgress progress;     // its output against time (from its start)
+    std::vector<OutputProgress> lanes;  // its output against time (from its start)
+  };
+  // What a round of two probes measured, accepted or not: the period's time
+  // from the output progress (t) and from the ends (ends_t), the progress
+  // lead's drift (a fraction of B t) and the estimated error; t <= 0 when a
+  // probe's progress was incomplete.
+  struct Round {
+    std::uint64_t base = 0;  // the first probe's periods (the second's: 2x)
+    int lane = -1;           // the lane that ends last, whose figures follow
+    double t = 0, ends_t = 0, drift = 0, error = 0;
+    double t_mean = 0;  // the period's time averaged over the lanes
+    double end_slope = 0;  // the kernels' end between the probes, per period
+    bool accepted = false;
+    bool by_ends = false;  // accepted from end_slope holding since the previous round
   };
 
   // A call of `periods` (K) removable periods; the first probe keeps `base`
@@ -99,16 +125,17 @@ class FastForward {
   FastForward(std::uint64_t periods, std::uint64_t base, double tolerance,
               std::vector<FfValue> kinds);
 
-  // Whether two probes from `base` keep fewer than half the call's periods.
+  // Whether a first round of two probes from `base` keeps fewer than half
+  // the call's periods.
   static bool worth(std::uint64_t periods, std::uint64_t base);
 
   bool done() const { return done_; }
   // Periods the probe to run now takes out of the call (0: the whole call).
   std::uint64_t removed() const { return periods_ - kept_now(); }
   // The probe ended with these values (a negative value: "none", as a phase
-  // the call does not have) and its output progress, both from its start.
-  // Returns true when another probe follows.
-  bool finish_probe(std::vector<double> values, OutputProgress progress);
+  // the call does not have) and its output progress per lane, both from its
+  // start. Returns true when another probe follows.
+  bool finish_probe(std::vector<double> values, std::vector<OutputProgress> lanes);
 
   // After done(): the call's values (extrapolated, or simulated when whole),
   // the estimated error of value 0, whether the call was simulated whole.
@@ -124,10 +151,14 @@ class FastForward {
   const std::vector<Probe>& probes() const { return probes_; }
   // The largest estimated error of a round that was not accepted (0: none).
   double rejected_error() const { return rejected_; }
+  // Every round settled, in order (the accepted one last).
+  const std::vector<Round>& rounds() const { return rounds_; }
 
  private:
   std::uint64_t kept_now() const;
   void settle();
+  std::vector<double> extrapolate(const Probe& a, const Probe& c, double end, double rest,
+                                  double span, double end_slope) const;
 
   std::uint64_t periods_;
   std::uint64_t base_;
@@ -137,6 +168,7 @@ class FastForward {
   bool whole_ = false;   // simulating the whole call
   bool done_ = false;
   std::vector<Probe> probes_;
+  std::vector<Round> rounds_;
   std::vector<double> values_;
   double error_ = 0;
   double rejected_ = 0;

@@ -10,7 +10,7 @@ void CollectiveAlgorithm::final_from_switch(const Packet& in) const {
   // A reduce's result reaches the root alone; a multicast every member.
   const int uses = call().op == CollectiveOp::kReduce ? 1 : call().size;
   sweep().check(first, count, payloads().data(in.payload), uses, call().group);
-  output_done(count);
+  output_done(count, in.src);
   payloads().release(in.payload);
 }
 

@@ -177,12 +177,14 @@ class CollectiveAlgorithm {
     gpu_.add_own_input(first, count, data);
   }
   std::uint8_t* own() const { return gpu_.own_.data(); }
-  // `elements` of our output are in (checked by the caller).
-  void output_done(std::uint64_t elements) const { gpu_.output_done(elements); }
+  // `elements` of our output are in (checked by the caller), sent by GPU
+  // `lane` (-1: not known; the fast-forward's progress lanes).
+  void output_done(std::uint64_t elements, int lane = -1) const { gpu_.output_done(elements, lane); }
   // An algorithm that reports its output only when the call is done
   // (reports_progress()) says here when each part of it came in: the
   // sweep's fast-forward probes watch that progress (models/core/fast_forward.hpp).
-  void progress(std::uint64_t elements) const { gpu_.sweep_.output(elements, gpu_.now()); }
+  // `lane`: the GPU that sent them.
+  void progress(std::uint64_t elements, int lane) const { gpu_.sweep_.output(elements, gpu_.now(), lane); }
   // Final data from the switch (a multicast copy, or a reduce's result for
   // the root): checked, counted, released.
   void final_from_switch(const Packet& in) const;

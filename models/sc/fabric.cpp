@@ -29,6 +29,23 @@ void Fabric::call_ended(CollectiveCall& c) {
                                    : std::string()));
 }
 
+// What a round of fast-forward probes measured, as it settles (the period
+// time from the output progress and from the ends, in ns).
+void Fabric::ff_round(const CollectiveCall& c) {
+  if (!log_.on(LogLevel::kInfo)) return;
+  const FastForward::Round& r = c.ff.rounds.back();
+  log_.log->write(
+      c.end, name(),
+      fmt::format("call {}/{} fast-forward round from {} B: period {} B; lane {} ends last: {:.4f} ns "
+                  "a period by its output progress, {:.4f} by its last outputs, drift {:.4f}; "
+                  "{:.4f} ns averaged over the lanes; the kernels' end {:.4f} ns a period; "
+                  "estimated error {:.4f}: {}",
+                  sweep_->current_index() + 1, sweep_->calls().size(), r.base * c.ff.period_bytes,
+                  c.ff.period_bytes, r.lane, r.t / 1000.0, r.ends_t / 1000.0, r.drift,
+                  r.t_mean / 1000.0, r.end_slope / 1000.0, r.error,
+                  r.by_ends ? "accepted (the end's slope held)" : r.accepted ? "accepted" : "rejected"));
+}
+
 Watchdog::Probes Fabric::watchdog_probes() {
   Watchdog::Probes probes;
   probes.progress = [this] {

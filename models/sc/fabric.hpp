@@ -186,6 +186,7 @@ class Fabric : public sc_core::sc_module {
   Watchdog::Probes watchdog_probes();
   // A collective call ended: its bytes by tier, the log line.
   void call_ended(CollectiveCall& c);
+  void ff_round(const CollectiveCall& c);  // a round of fast-forward probes settled (logged)
 
  public:
   const FaultInjector* faults() const { return faults_.get(); }

@@ -132,6 +132,7 @@ void Fabric::Builder::make_gpus() {
   Fabric* fabric = &f_;
   f_.sweep_ = std::make_unique<CollectiveSweep>(f_.cfg_, topo_.endpoints, topo_.per_domain);
   f_.sweep_->set_on_call_end([fabric](CollectiveCall& c) { fabric->call_ended(c); });
+  f_.sweep_->set_on_ff_round([fabric](const CollectiveCall& c) { fabric->ff_round(c); });
   // Multicast group 0: every GPU (the collective's communicator).
   std::vector<int> all(static_cast<size_t>(topo_.endpoints));
   for (int e = 0; e < topo_.endpoints; ++e) all[static_cast<size_t>(e)] = e;

@@ -277,9 +277,9 @@ void Gpu::wake_links() {
     if (has_work(ports_[static_cast<size_t>(l)])) schedule_try(l, now());
 }
 
-void Gpu::output_done(std::uint64_t elements) {
+void Gpu::output_done(std::uint64_t elements, int lane) {
   received_ += elements;
-  if (!own_progress_) sweep_.output(elements, now());
+  if (!own_progress_) sweep_.output(elements, now(), lane < 0 ? id_ : lane);
   if (!active_ || received_ < expected_) return;
   active_ = false;
   // The sweep's call barrier starts the next call when we are the last.

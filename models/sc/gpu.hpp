@@ -164,7 +164,9 @@ class Gpu : public TimedModule {
   void copy(const std::uint8_t* from, std::size_t bytes, std::uint8_t* to) const {
     if (data_) std::copy(from, from + bytes, to);
   }
-  void output_done(std::uint64_t elements);
+  // `elements` of our output are in; `lane`: who sent them (-1: unknown,
+  // this GPU's own lane), for the fast-forward's progress.
+  void output_done(std::uint64_t elements, int lane = -1);
 
   int id_;
   int n_;

@@ -186,6 +186,18 @@ nlohmann::json fast_forward_json(const CollectiveSweep& sweep, std::size_t first
   for (std::size_t p = 0; p < with->ff.probe_bytes.size(); ++p)
     probes.push_back({{"bytes", with->ff.probe_bytes[p]},
                       {"time_us", ps_to_ns(with->ff.probe_time[p]) / 1000.0}});
+  json rounds = json::array();
+  for (const FastForward::Round& r : with->ff.rounds)
+    rounds.push_back({{"probe_bytes", r.base * with->ff.period_bytes},
+                      {"lane", r.lane},
+                      {"period_ns", r.t / 1000.0},
+                      {"period_ns_lane_mean", r.t_mean / 1000.0},
+                      {"period_ns_by_ends", r.ends_t / 1000.0},
+                      {"drift", r.drift},
+                      {"estimated_error", r.error},
+                      {"end_period_ns", r.end_slope / 1000.0},
+                      {"accepted", r.accepted},
+                      {"accepted_by_end_slope", r.by_ends}});
   const double all = static_cast<double>(with->bytes) * done;
   return {{"used", true},
           {"calls", used},
@@ -198,7 +210,8 @@ nlohmann::json fast_forward_json(const CollectiveSweep& sweep, std::size_t first
           {"rejected_error", rejected},
           {"scale_up_bytes_mean", tier[0] / used},
           {"scale_out_bytes_mean", tier[1] / used},
-          {"probes", probes}};
+          {"probes", probes},
+          {"rounds", rounds}};
 }
 
 // One row per size: the mean over its iterations (calls [first, end)), like

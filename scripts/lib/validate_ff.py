@@ -105,8 +105,10 @@ def main(argv):
             continue
         ff = f["ff"] or {}
         diff = (f["time_us"] - w["time_us"]) / w["time_us"]
+        rounds = ff.get("rounds") or [{}]
+        by = "by the end's slope" if rounds[-1].get("accepted_by_end_slope") else "by the progress"
         how = ("whole after probes" if ff.get("run_whole") else
-               f"{100 * ff.get('simulated_fraction', 1):.1f}%") if ff.get("used") else "not used"
+               f"{100 * ff.get('simulated_fraction', 1):.1f}%, {by}") if ff.get("used") else "not used"
         worst = max(worst, abs(diff))
         lines.append(f"| {c['name']} | {c['size'] // MIB} MiB | {w['time_us']:.2f} | {f['time_us']:.2f} | "
                      f"{100 * diff:+.3f}% | {100 * ff.get('estimated_error', 0):.3f}% | {how} | "

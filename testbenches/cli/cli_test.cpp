@@ -695,7 +695,7 @@ TEST(Cli, RunSaysWhatWasFastForwarded) {
   const Result ff = sh(base + " collective.data=false");
   ASSERT_EQ(ff.status, 0) << ff.output;
   EXPECT_NE(ff.output.find("    33554432 B: fast-forwarded: probes of 2099200 4196352 B simulated (18.8% of the call), "
-                           "14335 of 16383 periods of 2048 B skipped, estimated error 0.060%"),
+                           "14335 of 16383 periods of 2048 B skipped, estimated error 0.052%"),
             std::string::npos)
       << ff.output;
   EXPECT_EQ(ff.output.find("     1048576 B:"), std::string::npos) << ff.output;  // below the minimum

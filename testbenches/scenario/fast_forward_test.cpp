@@ -110,7 +110,16 @@ TEST(FastForward, RejectedEstimateRunsWhole) {
   EXPECT_EQ(f["run_whole"].get<int>(), 1) << f.dump();
   EXPECT_GT(f["rejected_error"].get<double>(), 0);
   EXPECT_EQ(f["skipped_periods_mean"].get<double>(), 0);
-  EXPECT_EQ(f["probes"].size(), 3u);  // 2 and 4 MiB, then (4 and 8 more would pass 16) the call
+  // 2 and 4 MiB, then 8 (the second round reuses 4), then (16 more would
+  // pass half the call) the call.
+  EXPECT_EQ(f["probes"].size(), 4u);
+  ASSERT_EQ(f["rounds"].size(), 2u);
+  for (const auto& r : f["rounds"]) {
+    EXPECT_FALSE(r["accepted"].get<bool>()) << r.dump();
+    EXPECT_GT(r["period_ns"].get<double>(), 0) << r.dump();
+    EXPECT_GE(r["period_ns"].get<double>(), r["period_ns_lane_mean"].get<double>()) << r.dump();
+  }
+  EXPECT_EQ(f["rounds"][1]["probe_bytes"].get<std::uint64_t>(), 4u << 20);
   const auto& last = f["probes"].back();
   EXPECT_EQ(last["bytes"].get<std::uint64_t>(), 33554432u);
   EXPECT_DOUBLE_EQ(last["time_us"].get<double>(), row["time_us"].get<double>());

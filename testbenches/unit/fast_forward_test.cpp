@@ -23,26 +23,28 @@ double x(std::uint64_t k) {
   return static_cast<double>(k);
 }
 
-// A probe of k periods, 100 output elements a period: the first `early`
-// periods take `fast` each, the rest `slow`; returns the progress and its
-// last output's time.
+using Lanes = std::vector<OutputProgress>;
+
+// One lane of a probe of k periods, 100 output elements a period: the first
+// `early` periods take `fast` each, the rest `slow`; its last output comes
+// `late` after that. Returns the progress and its last output's time.
 OutputProgress progress(std::uint64_t k, double early, double fast, double slow,
-                        double* last = nullptr) {
+                        double* last = nullptr, double late = 0) {
   OutputProgress p;
-  p.start(100 * k);
+  p.start(k);  // 100 samples
   double t = 0;
   for (std::uint64_t e = 0; e < 100 * k; ++e) {
     t += (static_cast<double>(e) / 100 < early ? fast : slow) / 100;
-    p.add(1, t);
+    p.add(1, e + 1 == 100 * k ? t + late : t);
   }
-  if (last) *last = t;
+  if (last) *last = t + late;
   return p;
 }
 
 // Runs the probes; `f` gives a probe's values and progress from its kept
 // periods. Returns the periods each probe kept.
 std::vector<std::uint64_t> drive(
-    FastForward& ff, const std::function<std::pair<Values, OutputProgress>(std::uint64_t)>& f) {
+    FastForward& ff, const std::function<std::pair<Values, Lanes>(std::uint64_t)>& f) {
   std::vector<std::uint64_t> kept;
   for (int guard = 0; guard < 100 && !ff.done(); ++guard) {
     const std::uint64_t k = ff.periods() - ff.removed();
@@ -65,7 +67,7 @@ TEST(FastForward, SteadyCallIsExtrapolatedExactly) {
   const auto kept = drive(ff, [](std::uint64_t k) {
     return std::make_pair(
         Values{500 + 3 * x(k), 490 + 3 * x(k), 100 + 1.5 * x(k), -1, 7 * x(k), 0},
-        progress(k, 0, 3, 3));
+        Lanes{progress(k, 0, 3, 3)});
   });
   EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20}));
   ASSERT_TRUE(ff.done());
@@ -86,7 +88,9 @@ TEST(FastForward, SteadyCallIsExtrapolatedExactly) {
 TEST(FastForward, PeriodTimeFromTheProgressNotTheEnds) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   drive(ff, [](std::uint64_t k) {
-    return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 0.05 : 0)}, progress(k, 0, 2, 2));
+    const double late = k == 20 ? 0.05 : 0;
+    return std::make_pair(Values{100 + 2 * x(k) + late},
+                          Lanes{progress(k, 0, 2, 2, nullptr, late)});
   });
   ASSERT_FALSE(ff.whole());
   EXPECT_NEAR(ff.values()[0], 140.05 + 2.0 * 980, 1e-6);
@@ -94,33 +98,76 @@ TEST(FastForward, PeriodTimeFromTheProgressNotTheEnds) {
 }
 
 // Ends that disagree with the progress by more than a jitter: the two
-// probes' tails are not the same, and the round is not accepted.
+// probes' tails are not the same, and the round is not accepted. The next
+// round reuses the longer probe.
 TEST(FastForward, TailsThatDisagreeAreRejected) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   const auto kept = drive(ff, [](std::uint64_t k) {
-    return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 5 : 0)}, progress(k, 0, 2, 2));
+    return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 5 : 0)}, Lanes{progress(k, 0, 2, 2)});
   });
-  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 20, 40, 40, 80}));
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40, 80}));
   EXPECT_NEAR(ff.values()[0], 100 + 2.0 * 1000, 1e-6);
   EXPECT_GT(ff.rejected_error(), 0.1);
+  ASSERT_EQ(ff.rounds().size(), 3u);
+  EXPECT_FALSE(ff.rounds()[1].accepted);
+  EXPECT_TRUE(ff.rounds()[2].accepted);
+  EXPECT_FALSE(ff.rounds()[2].by_ends);
 }
 
 // A fabric still filling: its first 8 periods are faster. Two probes of 10
 // and 20 periods see their leads differ where the shorter one was filling;
-// from 20 and 40 they agree.
+// 20 (again) and 40 agree.
 TEST(FastForward, FillingFabricDoublesTheProbes) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   const auto kept = drive(ff, [](std::uint64_t k) {
     double last = 0;
     OutputProgress p = progress(k, 8, 1, 2, &last);
-    return std::make_pair(Values{last}, std::move(p));
+    return std::make_pair(Values{last}, Lanes{std::move(p)});
   });
-  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 20, 40}));
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40}));
   ASSERT_TRUE(ff.done());
   EXPECT_FALSE(ff.whole());
   EXPECT_NEAR(ff.values()[0], 8 * 1 + 992 * 2, 1e-6);
   EXPECT_GT(ff.rejected_error(), 0.01);
   EXPECT_EQ(ff.base(), 20u);
+}
+
+// Two GPUs' outputs at different rates (lane 1 is 10% slower): the call
+// ends when the slower lane's output does, not at the lanes' mean rate.
+TEST(FastForward, TheSlowestLaneSetsTheEnd) {
+  FastForward ff(1000, 10, 0.01, kEndOnly);
+  drive(ff, [](std::uint64_t k) {
+    double last = 0;
+    Lanes lanes{progress(k, 0, 2, 2), progress(k, 0, 2.2, 2.2, &last)};
+    return std::make_pair(Values{last + 1}, std::move(lanes));
+  });
+  ASSERT_TRUE(ff.done());
+  EXPECT_FALSE(ff.whole());
+  EXPECT_NEAR(ff.values()[0], 1 + 2.2 * 1000, 1e-6);
+  EXPECT_EQ(ff.rounds().back().lane, 1);
+  EXPECT_NEAR(ff.rounds().back().t_mean, 2.1, 1e-9);
+}
+
+// A tail that grows with the call (the last output 0.1 per period after
+// the steady progress): the progress and the ends disagree in every round,
+// but the ends' slope holds from one doubling to the next, and the call's
+// end is carried at that slope.
+TEST(FastForward, AnEndSlopeThatHoldsIsAccepted) {
+  FastForward ff(1000, 10, 0.01, kEndOnly);
+  const auto kept = drive(ff, [](std::uint64_t k) {
+    double last = 0;
+    OutputProgress p = progress(k, 0, 2, 2, &last, 0.1 * x(k));
+    return std::make_pair(Values{last}, Lanes{std::move(p)});
+  });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40}));
+  ASSERT_TRUE(ff.done());
+  EXPECT_FALSE(ff.whole());
+  EXPECT_NEAR(ff.values()[0], 2.1 * 1000, 1e-6);
+  ASSERT_EQ(ff.rounds().size(), 2u);
+  EXPECT_FALSE(ff.rounds()[0].accepted);
+  EXPECT_GT(ff.rounds()[0].error, 0.01);
+  EXPECT_TRUE(ff.rounds()[1].by_ends);
+  EXPECT_NEAR(ff.estimated_error(), 0, 1e-9);
 }
 
 // Where another round would take the probes past half the call, the call
@@ -129,7 +176,7 @@ TEST(FastForward, FillingFabricDoublesTheProbes) {
 TEST(FastForward, FallsBackToTheWholeCall) {
   FastForward ff(100, 10, 0.01, kEndOnly);
   const auto kept = drive(
-      ff, [](std::uint64_t k) { return std::make_pair(Values{x(k) * x(k)}, OutputProgress()); });
+      ff, [](std::uint64_t k) { return std::make_pair(Values{x(k) * x(k)}, Lanes{}); });
   EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 100}));
   EXPECT_TRUE(ff.whole());
   EXPECT_DOUBLE_EQ(ff.values()[0], 100.0 * 100.0);
@@ -146,12 +193,14 @@ TEST(FastForward, WorthOnlyWhenTheProbesCostLessThanTheCall) {
 
 TEST(FastForward, OutputProgressInterpolates) {
   OutputProgress p;
-  p.start(1000);
+  p.start(10);
   for (int i = 1; i <= 1000; ++i) p.add(1, static_cast<double>(i));
   ASSERT_TRUE(p.complete());
   EXPECT_DOUBLE_EQ(p.all_but(0), 1000);
   EXPECT_DOUBLE_EQ(p.all_but(500), 500);
   EXPECT_DOUBLE_EQ(p.all_but(255), 745);
+  EXPECT_DOUBLE_EQ(p.last(), 1000);
+  EXPECT_EQ(p.total(), 1000u);
   OutputProgress few;
   few.start(50);
   few.add(50, 1.0);

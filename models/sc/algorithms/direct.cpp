@@ -67,7 +67,7 @@ class DirectAlgorithm final : public CollectiveAlgorithm {
     }
     const std::uint64_t count = in.bytes / es();
     sweep().check_copy(in.src, in.addr / es(), count, payloads().data(in.payload));
-    output_done(count);
+    output_done(count, in.src);
     payloads().release(in.payload);
   }
 

@@ -265,7 +265,7 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
       // A head's result: the gather copies it to the output.
       const std::uint64_t got = take_result(in);
       output_ += got;
-      progress(got);
+      progress(got, in.src);
       break;
     }
     case PacketKind::kWriteAck: {

@@ -190,7 +190,7 @@ void NvlsSymmetricAlgorithm::receive(const Packet& in) {
       // A result, straight into our output.
       const std::uint64_t got = take_result(in);
       output_ += got;
-      progress(got);
+      progress(got, in.src);
       break;
     }
     case PacketKind::kWriteAck: {

@@ -331,7 +331,7 @@ PacketId RingNcclAlgorithm::make_first_step(Port& port) {
     if (op.final) {
       sweep().check(first, count, data, call().size, call().group);
       output_ += count;
-      progress(count);
+      progress(count, id());
     }
     if (op.step == call().size - 1 && (rs_left_ -= count) == 0) sweep().mark_mid(id(), now());
   }
@@ -347,12 +347,12 @@ void RingNcclAlgorithm::finished_slice(Channel& ch) {
   const NcclRingPlan::Op& op = ch.cursor.op();
   const std::uint64_t pe = write_;
   for (std::uint64_t e = op.first; e < op.first + op.count; e += pe) {
-    const PayloadId id = take(ch, e);
+    const PayloadId slice = take(ch, e);
     const std::uint64_t count = std::min(pe, op.first + op.count - e);
-    sweep().check(e, count, payloads().data(id), call().size, call().group);
-    payloads().release(id);
+    sweep().check(e, count, payloads().data(slice), call().size, call().group);
+    payloads().release(slice);
     output_ += count;
-    progress(count);
+    progress(count, id());
   }
 }
 
