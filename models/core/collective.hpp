@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/core/errors.hpp"
 #include "models/core/config.hpp"
 #include "models/core/fast_forward.hpp"
 #include "models/core/nccl_nvls.hpp"
@@ -236,7 +237,11 @@ class CollectiveSweep {
       l.start(ff_expected_ / (static_cast<std::uint64_t>(n_) * 100));
   }
   void output(std::uint64_t elements, Ps t, int lane) {
-    if (ff_) ff_lanes_[static_cast<std::size_t>(lane)].add(elements, static_cast<double>(t - current().start));
+    if (!ff_) return;
+    if (lane < 0 || lane >= n_)
+      throw InvariantError("collective: output from lane " + std::to_string(lane) + " of " +
+                           std::to_string(n_) + " GPUs");
+    ff_lanes_[static_cast<std::size_t>(lane)].add(elements, static_cast<double>(t - current().start));
   }
   // The call barrier: GPU g has its whole output at t. The last GPU of a
   // call ends it (on_call_end) and starts the next one on every GPU, the
