@@ -209,7 +209,8 @@ void FastForward::settle() {
   }
   rounds_.push_back(r);
   rejected_ = std::max(rejected_, r.error);
-  // The next round's shorter probe is this round's longer one.
+  // The next round's shorter probe is this round's longer one (2B): it
+  // costs one probe, of 4B.
   std::uint64_t spent = 0;
   for (const Probe& p : probes_) spent += p.kept;
   if (affordable(spent, 4 * base_, periods_)) {

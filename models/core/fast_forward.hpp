@@ -105,10 +105,10 @@ class FastForward {
     std::vector<double> values;  // what it measured (times from its start, counts)
     std::vector<OutputProgress> lanes;  // its output against time (from its start)
   };
-  // What a round of two probes measured, accepted or not: the period's time
-  // from the output progress (t) and from the ends (ends_t), the progress
-  // lead's drift (a fraction of B t) and the estimated error; t <= 0 when a
-  // probe's progress was incomplete.
+  // What a round of two probes measured, accepted or not, for the lane that
+  // ends last: the period's time from its output progress (t) and from its
+  // last outputs (ends_t), the progress lead's drift (a fraction of B t);
+  // and the estimated error; t <= 0 when no lane's progress was complete.
   struct Round {
     std::uint64_t base = 0;  // the first probe's periods (the second's: 2x)
     int lane = -1;           // the lane that ends last, whose figures follow

@@ -114,10 +114,16 @@ TEST(FastForward, RejectedEstimateRunsWhole) {
   // pass half the call) the call.
   EXPECT_EQ(f["probes"].size(), 4u);
   ASSERT_EQ(f["rounds"].size(), 2u);
-  for (const auto& r : f["rounds"]) {
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto& r = f["rounds"][k];
     EXPECT_FALSE(r["accepted"].get<bool>()) << r.dump();
-    EXPECT_GT(r["period_ns"].get<double>(), 0) << r.dump();
-    EXPECT_GE(r["period_ns"].get<double>(), r["period_ns_lane_mean"].get<double>()) << r.dump();
+    EXPECT_GT(r["estimated_error"].get<double>(), 0) << r.dump();
+    const int lane = r["lane"].get<int>();
+    EXPECT_TRUE(lane >= 0 && lane < 8) << r.dump();
+    // The kernels' end per period is the round's two probes' time apart
+    // over the periods between them (1024 periods of 2 KiB, then 2048).
+    const double apart = f["probes"][k + 1]["time_us"].get<double>() - f["probes"][k]["time_us"].get<double>();
+    EXPECT_NEAR(r["end_period_ns"].get<double>() * (1024 << k), apart * 1000, 1e-3) << r.dump();
   }
   EXPECT_EQ(f["rounds"][1]["probe_bytes"].get<std::uint64_t>(), 4u << 20);
   const auto& last = f["probes"].back();
