@@ -208,7 +208,8 @@ void add_collective_keys(Keys& s) {
             4096, "data bytes per packet (128 like SM stores, 256 like copy engines)");
   s.add_int("collective.outstanding", &C::collective, &CollectiveConfig::outstanding, "requests", 1,
             1 << 20,
-            "reads (multimem.ld_reduce) a GPU may have in flight at once; "
+            "reads (multimem.ld_reduce) a GPU may have in flight at once, issued in address order "
+            "and counted from their issue (waiting for their link too) until the result is back; "
             "as many stores waiting to leave also stop new reads");
 }
 

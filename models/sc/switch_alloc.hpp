@@ -70,6 +70,7 @@ struct SwitchAlloc {
   Matching vc_match;
   std::vector<int> match_vc;      // [input] the VC its match this edge is for (-1: any)
   int vc_first = 0;               // the VC allocated first at the next edge
+  int wide_first = 0;             // the engine port whose wide grants come first at the next edge
   PortSet out_free;               // scratch: outputs whose crossbar port is free this edge
   PortSet scratch;                // scratch: a set being worked on
   PortSet matched_out;            // scratch: outputs matched this edge

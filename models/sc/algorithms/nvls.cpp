@@ -10,7 +10,11 @@
 //
 // Timing assumption: many SMs issue at once, so up to collective.outstanding
 // reads are in flight; like an SM's full store buffer, as many stores made
-// from results and not yet sent stop new reads.
+// from results and not yet sent stop new reads. The SMs issue the share's
+// reads in address order: a read counts against the window from its issue
+// (while it waits for the link its address picks, too) until its result is
+// back, so a slow link holds the window and the others wait for it, as
+// in-order loads do; the links never run more than a window apart.
 #include <algorithm>
 
 #include "models/core/errors.hpp"
@@ -30,10 +34,8 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
   // below their bound. (A GPU sends its one-flit reads before its stores, or
   // stores would starve the reads; without the bound stores would pile up
   // for the rest of a call whenever its links are the limit.)
-  bool may_issue() const override {
-    const auto window = static_cast<std::uint64_t>(config().collective.outstanding);
-    return reads_in_flight_ < window && stores_waiting_ < window;
-  }
+  // (The read window is applied at issue: release().)
+  bool may_issue() const override { return stores_waiting_ < window(); }
   bool sent(const Packet& p) override {
     if (p.kind != PacketKind::kMcStore) return false;
     const bool stopped = !may_issue();
@@ -44,12 +46,17 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
   void begin_call() override {
     reads_in_flight_ = 0;
     stores_waiting_ = 0;
+    next_ = end_ = 0;
   }
 
   void start_work() override {
     const GpuCall& c = call();
     switch (c.op) {
-      case CollectiveOp::kAllReduce:  // ld_reduce of our share
+      case CollectiveOp::kAllReduce:  // ld_reduce of our share, in address order
+        next_ = plan().chunk_begin(c.rank);
+        end_ = plan().chunk_begin(c.rank + 1);
+        release();
+        break;
       case CollectiveOp::kAllGather:  // our own chunk, even alone
         send_chunk(c.rank);
         break;
@@ -73,7 +80,6 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
     if (pull) {  // multimem.ld_reduce: a header-only read request
       p.kind = PacketKind::kLdReduceReq;
       p.flits = 1;
-      ++reads_in_flight_;
       return pk;
     }
     p.kind = PacketKind::kMcStore;
@@ -87,6 +93,7 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
     }
     // The reduced slice: store it to every GPU (multimem.st), and read on.
     --reads_in_flight_;
+    release();
     const PacketId pk = make_packet(kMcStep, in.addr / es(), in.bytes / es());
     Packet& st = pool().get(pk);
     st.kind = PacketKind::kMcStore;
@@ -100,7 +107,19 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
   }
 
  private:
-  std::uint64_t reads_in_flight_ = 0;
+  std::uint64_t window() const { return static_cast<std::uint64_t>(config().collective.outstanding); }
+  // Issues the share's next reads while the window has room: each goes to
+  // the queue of the link its address picks (sent when that link can).
+  void release() {
+    const std::uint64_t slice = plan().slice_elements;
+    for (; next_ < end_ && reads_in_flight_ < window(); next_ += slice) {
+      push_first_step(next_);
+      ++reads_in_flight_;
+    }
+  }
+
+  std::uint64_t next_ = 0, end_ = 0;  // our share's reads not issued yet
+  std::uint64_t reads_in_flight_ = 0;  // issued, result not back
   std::uint64_t stores_waiting_ = 0;  // multimem stores made from results, not yet sent
 };
 
