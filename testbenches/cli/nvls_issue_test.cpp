@@ -6,8 +6,8 @@
 // the GPU's sends and receives, as a user would check it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -16,6 +16,25 @@
 namespace {
 
 using namespace fabricsim_test;  // sh, temp_dir, load: testbenches/cli/cli_run.hpp
+
+// A debug log line `[  T ns] MODULE: WHAT #N KIND ... @0xADDR...` from
+// `module` (a prefix: fabric.gpu0.tx matches every link of GPU 0) whose
+// text after the module has `what` and `kind`: its time (ns) and the
+// address's 256-B slice; false for any other line.
+bool parse(const std::string& l, const std::string& module, const std::string& what_kind, double& t,
+           long& slice) {
+  const auto close = l.find(" ns] ");
+  if (l.empty() || l[0] != '[' || close == std::string::npos) return false;
+  const auto body = close + 5;
+  if (l.compare(body, module.size(), module) != 0) return false;
+  const auto colon = l.find(": ", body);
+  if (colon == std::string::npos || l.find(what_kind, colon) != colon + 2) return false;
+  const auto at = l.find(" @0x", colon);
+  if (at == std::string::npos) return false;
+  t = std::stod(l.substr(1, close - 1));
+  slice = std::stol(l.substr(at + 4), nullptr, 16) / 256;
+  return true;
+}
 
 // GPU 0's link 0 at half its rate from the start (lane_down), a window of 16
 // reads, 2 GPUs of dgx-h100, 1 MiB: GPU 0 reduces 512 KiB, 2048 reads of
@@ -32,16 +51,17 @@ TEST(IdealNvls, ReadsIssueInAddressOrderWithinTheWindow) {
                       " collective.max_bytes=1048576 collective.data=false collective.outstanding=" +
                       std::to_string(kWindow) + " faults=lane_down@0:fabric.gpu0.tx0=1 --log 'fabric.gpu0*=debug'");
   ASSERT_EQ(r.status, 0) << r.output.substr(0, 2000);
-  const std::regex send(R"(\[\s*([0-9.]+) ns\] fabric\.gpu0\.tx\d+: sends #\d+ multimem\.ld_reduce .*@0x([0-9a-f]+))");
-  const std::regex result(R"(\[\s*([0-9.]+) ns\] fabric\.gpu0: receives #\d+ ld_reduce-result .*@0x([0-9a-f]+))");
   std::map<long, double> sent, back;  // slice index (address / 256 B) -> ns
   std::istringstream lines(r.output);
-  std::smatch m;
+  double when = 0;
+  long slice = 0;
   for (std::string l; std::getline(lines, l);) {
-    if (std::regex_search(l, m, send))
-      sent[std::stol(m[2], nullptr, 16) / 256] = std::stod(m[1]);
-    else if (std::regex_search(l, m, result))
-      back[std::stol(m[2], nullptr, 16) / 256] = std::stod(m[1]);
+    // "sends #N multimem.ld_reduce", "receives #N ld_reduce-result"
+    if (parse(l, "fabric.gpu0.tx", "sends #", when, slice) && l.find(" multimem.ld_reduce ") != std::string::npos)
+      sent[slice] = when;
+    else if (parse(l, "fabric.gpu0: ", "receives #", when, slice) &&
+             l.find(" ld_reduce-result ") != std::string::npos)
+      back[slice] = when;
   }
   ASSERT_EQ(sent.size(), 2048u);
   ASSERT_EQ(back.size(), 2048u);
