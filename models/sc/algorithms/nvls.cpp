@@ -30,11 +30,11 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 
   bool through_switch() const override { return true; }
   bool requests() const override { return call().op == CollectiveOp::kAllReduce; }
-  // A new ld_reduce may be issued: a read slot is free and the stores are
-  // below their bound. (A GPU sends its one-flit reads before its stores, or
-  // stores would starve the reads; without the bound stores would pile up
-  // for the rest of a call whenever its links are the limit.)
-  // (The read window is applied at issue: release().)
+  // An issued ld_reduce may leave on its link: the stores are below their
+  // bound (the read window was applied at its issue, release()). (A GPU
+  // sends its one-flit reads before its stores, or stores would starve the
+  // reads; without the bound stores would pile up for the rest of a call
+  // whenever its links are the limit.)
   bool may_issue() const override { return stores_waiting_ < window(); }
   bool sent(const Packet& p) override {
     if (p.kind != PacketKind::kMcStore) return false;
