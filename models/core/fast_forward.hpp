@@ -20,8 +20,8 @@
 // where the tail's own variation would be carried over every skipped period
 // (dgx-h100's ring, probes of 2 and 4 MiB: ends 4.89 us/MiB apart, whole
 // calls 4.33). Lanes, because GPUs that share links and engines unevenly go
-// at different rates and the slowest sets the end (nvl72's NVLS, 16 and 32
-// MiB probes: the slowest of 72 lanes 36.8 ns a period, their mean 32.7):
+// at different rates and the slowest sets the end (nvl72's NVLS, 32 and 64
+// MiB probes: the slowest of 72 lanes 26.8 ns a period, their mean 24.6):
 // the lane whose last output, carried at its rate, comes last is the call's.
 //
 // Over 5-30% and 30-60% that lane's lead must agree (how far apart they
@@ -36,7 +36,8 @@
 // the call is simulated whole (exact, and said so), at most 1.5 times its
 // own cost in all. A fabric that fills slowly drifts until B is past its
 // fill; a regime that begins after the longer probe goes unseen (nvl72's
-// NVLS: 1.3 us/MiB to 3 MiB, 2.6 from 4 to 16 MiB, 2.2 from 16 MiB on).
+// NVLS: 1.6 us/MiB from 1 to 4 MiB, 2.6 from 4 to 16, 1.65 from 16 to 32,
+// 1.4 from 32 to 64: above 16 MiB the read window paces the GPUs).
 //
 // The call's other figures: every GPU finishes as far before the end as in
 // the longer probe (the tail is the same); a phase's end (a ring's
