@@ -34,10 +34,13 @@ bool to_u64(const std::string& s, std::uint64_t& v) {
   return end == s.c_str() + s.size() && errno != ERANGE;
 }
 
+// Bound of a GPU or rank count (keeps products of counts inside an int).
+constexpr int kMaxRanks = 1000000;
+
 // A GPU count: a positive number that fits an int.
 bool to_count(const std::string& s, int& v) {
   std::uint64_t u = 0;
-  if (!to_u64(s, u) || u == 0 || u > 1000000) return false;
+  if (!to_u64(s, u) || u == 0 || u > static_cast<std::uint64_t>(kMaxRanks)) return false;
   v = static_cast<int>(u);
   return true;
 }
@@ -164,6 +167,15 @@ class Parser {
     current_ = true;
   }
 
+  // nccl-tests' banner numbers (nGpus, nThread, graph:): 0 .. kMaxRanks.
+  int banner_count(int n, const std::string& key, const std::string& value) const {
+    std::uint64_t u = 0;
+    if (!to_u64(value, u) || u > static_cast<std::uint64_t>(kMaxRanks))
+      fail(log_.origin, n, "banner '" + key + " " + value + "': expected a whole number from 0 to " +
+                               std::to_string(kMaxRanks));
+    return static_cast<int>(u);
+  }
+
   int table_ranks() const { return rank_lines_ > 0 ? rank_lines_ : gpus_ * threads_; }
 
   void comment(int n, const std::vector<std::string>& w, const std::string& text) {
@@ -181,12 +193,15 @@ class Parser {
     if (!h.empty() && h[0] == "size" && h.size() >= 8) table_header(n, h);
     for (std::size_t i = 0; i + 1 < h.size(); ++i) {
       if (h[i] == "nGpus") {
-        gpus_ = std::atoi(h[i + 1].c_str());
+        gpus_ = banner_count(n, "nGpus", h[i + 1]);
         rank_lines_ = 0;  // a new banner: its own Rank lines follow
       }
-      if (h[i] == "nThread") threads_ = std::max(1, std::atoi(h[i + 1].c_str()));
+      if (h[i] == "nThread") threads_ = std::max(1, banner_count(n, "nThread", h[i + 1]));
+      if (static_cast<std::int64_t>(gpus_) * threads_ > kMaxRanks)
+        fail(log_.origin, n, "nGpus " + std::to_string(gpus_) + " x nThread " + std::to_string(threads_) +
+                                 " is more than " + std::to_string(kMaxRanks) + " ranks");
       if (h[i] == "graph:" && !h[i + 1].empty() && std::isdigit(static_cast<unsigned char>(h[i + 1][0])))
-        log_.graph = std::atoi(h[i + 1].c_str());
+        log_.graph = banner_count(n, "graph:", h[i + 1]);
       if (h[i] == "starting:") log_.test = h[i + 1];  // nccl-tests' own banner wins
     }
     if (h.size() >= 2 && h[0] == "Rank") ++rank_lines_;

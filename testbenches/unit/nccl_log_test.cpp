@@ -302,6 +302,13 @@ TEST(NcclLog, MalformedSectionsAndHeadersNameTheLine) {
   EXPECT_NE(error_of("# GPUS (n): 2\n# nThread 1 nGpus 4\n" + header + "1024 256 float sum -1 1 1 1 0\n")
                 .find("log:4: the section ran on 2 GPUs by the header, but nccl-tests' banner says 4"),
             std::string::npos);
+  // Found by fuzz_nccl_log: banner numbers past an int overflowed nGpus x nThread.
+  EXPECT_NE(error_of("# nThread 8 nGpus 1000000\n" + header).find("log:1: nGpus 1000000 x nThread 8 is more than"),
+            std::string::npos);
+  EXPECT_NE(error_of("# nThread 1 nGpus 99999999999\n" + header)
+                .find("log:1: banner 'nGpus 99999999999': expected a whole number from 0 to 1000000"),
+            std::string::npos);
+  EXPECT_NE(error_of("# nThread x nGpus 2\n" + header).find("log:1: banner 'nThread x'"), std::string::npos);
   // Forced settings and the tuner's choice.
   EXPECT_NE(error_of("# ALGO/ENV: NCCL_ALGO=Star\n" + header).find("log:1: algorithm 'Star'"), std::string::npos);
   EXPECT_NE(error_of("# NCCL tuner choice per size (x): 1024-RING\n" + header)
