@@ -12,10 +12,12 @@
 #include <string>
 
 #include "cli/compare_run.hpp"
+#include "cli/fast_forward_note.hpp"
 #include "cli/interrupt.hpp"
 #include "models/core/config.hpp"
 #include "models/core/config_effect.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/log.hpp"
 #include "models/core/nccl_log.hpp"
 
 namespace fabricsim {
@@ -356,12 +358,14 @@ Plan prepare(const CompareOptions& opts, const std::string& text) {
 
 // Runs every simulation in turn; after a signal, the rest are not started.
 // Returns the worst status: 2 a configuration refused, else 1 a failure.
-int execute(Plan& p, const Interrupts& interrupts) {
+int execute(const CompareOptions& opts, Plan& p, const Interrupts& interrupts) {
   int worst = 0;
+  ChildView view{opts.log, opts.progress, ""};
   for (Run& run : p.runs) {
     if (Interrupts::requested()) break;
     run.started = true;
-    run.outcome = simulate_in_child(run.cfg, run.dir, interrupts);
+    view.label = fmt::format("fabricsim: simulation {} of {}: ", &run - p.runs.data() + 1, p.runs.size());
+    run.outcome = simulate_in_child(run.cfg, run.dir, interrupts, view);
     const int st = run.outcome.status;
     if (st == 1 || st == 2) {
       fmt::print(stderr, "fabricsim: {}: {}\n", st == 2 ? "error" : "simulation FAILED", run.outcome.error);
@@ -538,6 +542,12 @@ void print_table(const CompareOptions& opts, const Plan& p) {
                measured_choice(*r.m), outcome_text(p, r));
   }
   for (; sections && next < p.log.sections.size(); ++next) print_section(p.log, next);
+  // Sizes from collective.fast_forward_min_bytes: fast-forwarded or why not.
+  for (const Row& r : p.rows) {
+    const Cell c = cell_of(p, r);
+    const std::string note = c.sim ? fast_forward_note(*c.sim) : "";
+    if (!note.empty()) fmt::print("# {:>12} B (line {}): {}\n", r.m->size, r.m->line, note);
+  }
 }
 
 // What the comparison leaves out, said where it shows: with protocol
@@ -660,6 +670,7 @@ nlohmann::json row_json(const Plan& p, const Row& r) {
   j["wrong"] = c.sim ? (*c.sim)["wrong"] : nlohmann::json();
   j["time_error"] = opt_number(c.sim != nullptr, c.time_err);
   j["busbw_error"] = opt_number(c.sim && c.busbw_resolved, c.busbw_err);
+  j["fast_forward"] = c.sim && c.sim->contains("fast_forward") ? (*c.sim)["fast_forward"] : nlohmann::json();
   return j;
 }
 
@@ -722,13 +733,15 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
   CompareResult out;
   Plan p;
   try {
+    Log rules;  // refused here, before any simulation starts
+    for (const auto& r : opts.log) rules.add_rules(r);
     p = plan_of(opts);
   } catch (const ConfigError& e) {
     out.status = 2;
     out.error = e.what();
     return out;
   }
-  out.status = execute(p, interrupts);
+  out.status = execute(opts, p, interrupts);
   for (const Row& r : p.rows) {
     const Cell c = cell_of(p, r);
     if (c.sim && r.status == Status::kSimulated)
@@ -744,6 +757,8 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
 int compare_command(const CompareOptions& opts) {
   Plan p;
   try {
+    Log rules;  // refused here, before any simulation starts
+    for (const auto& r : opts.log) rules.add_rules(r);
     p = plan_of(opts);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());
@@ -758,7 +773,7 @@ int compare_command(const CompareOptions& opts) {
   // Ctrl-C stops the simulation under way where it is (its finished sizes
   // are compared) and starts no other; the sizes not reached say so.
   const Interrupts interrupts;
-  const int worst = execute(p, interrupts);
+  const int worst = execute(opts, p, interrupts);
   ErrorSum time_err, bw_err;
   sum_errors(p, time_err, bw_err);
   print_table(opts, p);

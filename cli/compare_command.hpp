@@ -26,6 +26,8 @@ struct CompareOptions {
   // --only-protocol: only the sizes the log says NCCL ran with this protocol
   // (simple, ll, ll128) are simulated; the others are rows left out.
   std::string only_protocol;
+  std::vector<std::string> log;  // --log rules for every simulation, as run's
+  bool progress = false;         // --progress: each simulation's progress line
 };
 
 // Exit status: 0 compared, 1 the simulation failed a check, 2 bad input,

@@ -13,10 +13,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #include "cli/interrupt.hpp"
+#include "cli/progress_line.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/log.hpp"
 #include "models/sc/fabric.hpp"
 #include "rtl/rtl_alu.hpp"
 
@@ -25,16 +28,23 @@ namespace fabricsim {
 namespace {
 
 // The child's side: simulate and write stats.json; what happened, as JSON.
-nlohmann::json simulate(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts) {
+nlohmann::json simulate(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts,
+                        const ChildView& view) {
   nlohmann::json r = {{"status", 0}};
+  const auto t0 = std::chrono::steady_clock::now();
+  Log log;  // outlives the fabric that writes to it
   std::unique_ptr<Fabric> fabric;
   try {
     fabric = std::make_unique<Fabric>("fabric", cfg, RtlAlu::factory());
+    for (const auto& rules : view.log) log.add_rules(rules);
   } catch (const ConfigError& e) {
     return {{"status", 2}, {"error", e.what()}};
   }
-  interrupts.watch(*fabric);
+  fabric->enable_log(log);
+  ProgressLine line(*fabric, view.label, t0);
+  interrupts.watch(*fabric, view.progress ? std::function<void()>([&] { line.tick(); }) : std::function<void()>());
   const bool ok = fabric->run();
+  if (view.progress) line.finish();
   nlohmann::json s = fabric->stats();
   if (fabric->interrupted()) {
     s["sim"]["interrupted_by"] = Interrupts::signal_name();
@@ -51,12 +61,13 @@ nlohmann::json simulate(const Config& cfg, const std::string& out_dir, const Int
   return r;
 }
 
-[[noreturn]] void child(int fd, const Config& cfg, const std::string& out_dir, const Interrupts& interrupts) {
+[[noreturn]] void child(int fd, const Config& cfg, const std::string& out_dir, const Interrupts& interrupts,
+                        const ChildView& view) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   nlohmann::json r;
   try {
-    r = simulate(cfg, out_dir, interrupts);
+    r = simulate(cfg, out_dir, interrupts, view);
   } catch (const std::exception& e) {
     r = {{"status", 1}, {"error", std::string("the simulation threw: ") + e.what()}};
   }
@@ -94,7 +105,8 @@ std::string report_of(int fd, pid_t pid) {
 
 }  // namespace
 
-RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts) {
+RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts,
+                             const ChildView& view) {
   RunOutcome out;
   int fds[2];
   if (pipe(fds) != 0) {
@@ -116,7 +128,7 @@ RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, cons
   }
   if (pid == 0) {
     close(fds[0]);
-    child(fds[1], cfg, out_dir, interrupts);
+    child(fds[1], cfg, out_dir, interrupts, view);
   }
   setpgid(pid, pid);  // as the child does: before a terminal's Ctrl-C can reach it
   close(fds[1]);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/core/config.hpp"
 
@@ -25,11 +26,20 @@ struct RunOutcome {
   double host_seconds = 0;  // wall-clock time of the child
 };
 
+// What the child shows while it runs (stderr): the --log rules (already
+// checked) and the progress line, led by `label`.
+struct ChildView {
+  std::vector<std::string> log;
+  bool progress = false;
+  std::string label;
+};
+
 // Forks a child that builds the fabric of `cfg`, runs it and writes
 // `out_dir`/stats.json. The child is in a process group of its own (a
 // terminal's Ctrl-C reaches only this process); a signal `interrupts` sees
 // while it runs is passed on to it, so it stops where it is and keeps its
 // work, as a run in this process would. The child ends if this process dies.
-RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts);
+RunOutcome simulate_in_child(const Config& cfg, const std::string& out_dir, const Interrupts& interrupts,
+                             const ChildView& view = {});
 
 }  // namespace fabricsim

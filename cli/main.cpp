@@ -86,6 +86,13 @@ CLI::App* add_compare(CLI::App& app, CompareOptions& cmp) {
                   "ll128); the others are rows marked left out");
   cmd->add_option("--json", cmp.json_path,
                   "write the table as JSON to this file (default OUT/compare.json)");
+  cmd->add_option("--log", cmp.log,
+                  "log levels per module in every simulation, as run's --log (e.g. 'fabric=info': "
+                  "each call as it ends, with its fast-forward rounds)")
+      ->take_all();
+  cmd->add_flag("--progress", cmp.progress,
+                "print each simulation's progress line on stderr (simulated time, host time, "
+                "events/s)");
   cmd->footer(kOnSignal);
   return cmd;
 }

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/fast_forward_note.hpp"
 #include "cli/host_stats.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/progress_line.hpp"
 #include "models/core/config.hpp"
 #include "models/core/config_effect.hpp"
 #include "models/core/errors.hpp"
@@ -64,33 +66,8 @@ void print_collectives(const Config& c, const nlohmann::json& s, const std::stri
                         : std::string());
   }
   for (const auto& r : k["rows"]) {
-    if (!r.contains("fast_forward")) continue;
-    const auto& f = r["fast_forward"];
-    const auto bytes = r["size_bytes"].get<std::uint64_t>();
-    if (!f["used"].get<bool>()) {
-      fmt::print("# {:>12} B: simulated whole: {}\n", bytes, f["why_not"].get<std::string>());
-      continue;
-    }
-    std::string probes;
-    for (const auto& p : f["probes"]) probes += fmt::format(" {}", p["bytes"].get<std::uint64_t>());
-    const int whole = f["run_whole"].get<int>(), calls = f["calls"].get<int>();
-    const double rejected = f["rejected_error"].get<double>();
-    const std::string why = rejected >= 1 ? std::string("no steady output progress to extrapolate from")
-                                          : fmt::format("their extrapolation's estimated error, {:.3f}%, "
-                                                        "was above collective.fast_forward_tolerance",
-                                                        100 * rejected);
-    if (whole == calls)
-      fmt::print("# {:>12} B: simulated whole after probes{} ({})\n", bytes, probes, why);
-    else if (whole > 0)
-      fmt::print("# {:>12} B: {} of its {} calls fast-forwarded (estimated error up to {:.3f}%), {} "
-                 "simulated whole after probes ({})\n",
-                 bytes, calls - whole, calls, 100 * f["estimated_error"].get<double>(), whole, why);
-    else
-      fmt::print("# {:>12} B: fast-forwarded: probes of{} B simulated ({:.1f}% of the call), "
-                 "{:.0f} of {} periods of {} B skipped, estimated error {:.3f}%\n",
-                 bytes, probes, 100 * f["simulated_fraction"].get<double>(),
-                 f["skipped_periods_mean"].get<double>(), f["periods"].get<std::uint64_t>(),
-                 f["period_bytes"].get<std::uint64_t>(), 100 * f["estimated_error"].get<double>());
+    const std::string note = fast_forward_note(r);
+    if (!note.empty()) fmt::print("# {:>12} B: {}\n", r["size_bytes"].get<std::uint64_t>(), note);
   }
   for (const auto& r : k["rows"])
     if (r.contains("intra_done_us"))
@@ -281,35 +258,15 @@ int run_command(const RunOptions& opts) {
   }
   log.set_watch(opts.watch);
   fabric.enable_log(log);
-  // The progress line: simulated time, share of the work, host rate, ETA;
-  // on stderr, redrawn at most twice a second.
+  // The progress line: on stderr, on a terminal unless --quiet.
   const bool progress = opts.progress || (!opts.quiet && isatty(STDERR_FILENO));
-  auto last_line = t0;
-  double done_at = 0;  // at the last check: where an interrupted run stopped
-  auto print_progress = [&](bool final_line) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!final_line) done_at = fabric.progress();
-    if (!final_line && now - last_line < std::chrono::milliseconds(500)) return;
-    last_line = now;
-    const double host = std::chrono::duration<double>(now - t0).count();
-    const double done = final_line && !fabric.interrupted() ? 1.0 : done_at;
-    const std::string eta =
-        done > 0.01 && !final_line ? fmt::format(", ETA {:.0f} s", host * (1 - done) / done) : "";
-    const std::string detail = fabric.progress_detail();
-    fmt::print(stderr, "\rfabricsim: {:.3f} us simulated, {:.0f}%{}, host {:.1f} s, {:.2f} M events/s{}\033[K{}",
-               ps_to_ns(fabric.scheduler().now()) / 1000.0, 100 * done,
-               detail.empty() ? "" : ", " + detail, host,
-               host > 0 ? static_cast<double>(fabric.events()) / host / 1e6 : 0.0, eta,
-               final_line ? "\n" : "");
-    std::fflush(stderr);
-  };
-  interrupts.watch(fabric, progress ? std::function<void()>([&] { print_progress(false); })
-                                    : std::function<void()>());
+  ProgressLine line(fabric, "fabricsim: ", t0);
+  interrupts.watch(fabric, progress ? std::function<void()>([&] { line.tick(); }) : std::function<void()>());
   if (!opts.wave.empty() || !opts.timeline.empty())
     fabric.enable_wave({opts.wave, opts.wave_scope, window_begin, window_end, opts.timeline});
   if (rtl_wave_wanted) fabric.enable_fold_trace(rtl_wave);
   const bool ok = fabric.run();
-  if (progress) print_progress(true);
+  if (progress) line.finish();
   const double host_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -467,6 +467,40 @@ TEST(Cli, CompareOnlyProtocol) {
   fs::remove_all(dir);
 }
 
+// --log and --progress reach every simulation of a compare (they run in child
+// processes); a bad rule is refused before any simulation starts.
+TEST(Cli, CompareLogsProgressAndFastForward) {
+  const std::string dir = temp_dir("compare_log");
+  fs::create_directories(dir);
+  write_two_gpu_log(dir + "/log.txt", 2, "1024:RING/LL, 2048:RING/LL");
+  const std::string cfg = kSrc + "/configs/dgx-h100-nccl.yaml";
+  Result r = sh("compare " + dir + "/log.txt " + cfg + " --log fabric=info --progress --out " + dir + "/a");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fabric: call 1/2 all_reduce 1024 B done in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fabric: call 2/2 all_reduce 2048 B done in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fabricsim: simulation 1 of 1: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("100%, call 2/2"), std::string::npos) << r.output;
+  r = sh("compare " + dir + "/log.txt " + cfg + " --log fabric=loud --out " + dir + "/b");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--log fabric=loud: level 'loud' is not one of off, error, warn, info, debug"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("simulation"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/b/compare.json"));
+  // Sizes from collective.fast_forward_min_bytes say whether they were
+  // fast-forwarded, under the table and in compare.json, as run's table does.
+  r = sh("compare " + dir + "/log.txt " + cfg +
+         " --set collective.fast_forward_min_bytes=2048 collective.fast_forward_probe_bytes=256 --out " + dir + "/c");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("#         2048 B (line 5): simulated whole: collective.data=true"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("1024 B (line 4)"), std::string::npos) << r.output;
+  const auto j = load(dir + "/c/compare.json");
+  EXPECT_TRUE(j["rows"][0]["fast_forward"].is_null());
+  EXPECT_FALSE(j["rows"][1]["fast_forward"]["used"].get<bool>());
+  fs::remove_all(dir);
+}
+
 // The log's -R sets collective.registration: -R 2 runs NCCL's symmetric
 // kernel where its model picks it (64 KiB on 4 GPUs), -R 0 the normal
 // kernels, -R 1 is not in the model; with the fabric alone (protocol ideal)
