@@ -40,6 +40,7 @@ nlohmann::json simulate(const Config& cfg, const std::string& out_dir, const Int
   } catch (const ConfigError& e) {
     return {{"status", 2}, {"error", e.what()}};
   }
+  log.set_clear_line(view.progress);
   fabric->enable_log(log);
   ProgressLine line(*fabric, view.label, t0);
   interrupts.watch(*fabric, view.progress ? std::function<void()>([&] { line.tick(); }) : std::function<void()>());

@@ -260,6 +260,7 @@ int run_command(const RunOptions& opts) {
   fabric.enable_log(log);
   // The progress line: on stderr, on a terminal unless --quiet.
   const bool progress = opts.progress || (!opts.quiet && isatty(STDERR_FILENO));
+  log.set_clear_line(progress);
   ProgressLine line(fabric, "fabricsim: ", t0);
   interrupts.watch(fabric, progress ? std::function<void()>([&] { line.tick(); }) : std::function<void()>());
   if (!opts.wave.empty() || !opts.timeline.empty())

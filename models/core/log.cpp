@@ -67,7 +67,7 @@ LogLevel Log::level_for(const std::string& module) const {
 }
 
 void Log::write(Ps t, const std::string& who, const std::string& text) const {
-  fmt::print(out_, "[{:>14.3f} ns] {}: {}\n", ps_to_ns(t), who, text);
+  fmt::print(out_, "{}[{:>14.3f} ns] {}: {}\n", clear_line_ ? "\r\033[K" : "", ps_to_ns(t), who, text);
 }
 
 std::string describe(const Packet& p) {

@@ -31,6 +31,9 @@ class Log {
   void set_watch(std::int64_t serial) { watch_ = serial; }
   std::int64_t watch() const { return watch_; }
   void set_output(std::FILE* f) { out_ = f; }
+  // A progress line shares the terminal: every line first clears it (the
+  // progress line is redrawn after).
+  void set_clear_line(bool on) { clear_line_ = on; }
   // "[   1234.567 ns] fabric.sw0: text"
   void write(Ps t, const std::string& who, const std::string& text) const;
 
@@ -38,6 +41,7 @@ class Log {
   std::vector<std::pair<std::string, LogLevel>> rules_;
   std::int64_t watch_ = -1;
   std::FILE* out_ = stderr;
+  bool clear_line_ = false;
 };
 
 // What a module keeps: the log, its level, and the packet it watches.
