@@ -332,7 +332,11 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
   }
   const std::uint64_t probe =
       std::max<std::uint64_t>(static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes), ff_accepted_bytes_) / es;
-  const std::uint64_t base = std::max<std::uint64_t>(1, (probe + ff_period_ - 1) / ff_period_);
+  // At least two periods: the first whole period after the start is not yet
+  // the steady one where a period is long (NCCL's ring on 4 GPUs: 192 MiB
+  // loops; the second loop after the start took 879 us, later ones 822-833),
+  // and two probes that differ by it alone carry it over every skipped period.
+  const std::uint64_t base = std::max<std::uint64_t>(2, (probe + ff_period_ - 1) / ff_period_);
   c.ff.period_bytes = ff_period_ * es;
   c.ff.periods = removable;
   if (!FastForward::worth(removable, base)) {
