@@ -41,7 +41,7 @@ nlohmann::json simulate(const Config& cfg, const std::string& out_dir, const Int
     return {{"status", 2}, {"error", e.what()}};
   }
   log.set_clear_line(view.progress);
-  fabric->enable_log(log);
+  if (!view.log.empty()) fabric->enable_log(log);  // else as before --log: no module logs
   ProgressLine line(*fabric, view.label, t0);
   interrupts.watch(*fabric, view.progress ? std::function<void()>([&] { line.tick(); }) : std::function<void()>());
   const bool ok = fabric->run();
