@@ -544,8 +544,8 @@ void print_table(const CompareOptions& opts, const Plan& p) {
   for (; sections && next < p.log.sections.size(); ++next) print_section(p.log, next);
   // Sizes from collective.fast_forward_min_bytes: fast-forwarded or why not.
   for (const Row& r : p.rows) {
-    const Cell c = cell_of(p, r);
-    const std::string note = c.sim ? fast_forward_note(*c.sim) : "";
+    const nlohmann::json* sim = sim_of(p, r);
+    const std::string note = sim ? fast_forward_note(*sim) : "";
     if (!note.empty()) fmt::print("# {:>12} B (line {}): {}\n", r.m->size, r.m->line, note);
   }
 }
@@ -712,6 +712,8 @@ void write_json(const CompareOptions& opts, const Plan& p, const ErrorSum& time_
 
 // The log read and planned; ConfigError naming what does not fit.
 Plan plan_of(const CompareOptions& opts) {
+  Log rules;  // --log is refused here, before any simulation starts
+  for (const auto& r : opts.log) rules.add_rules(r);
   std::ifstream f(opts.log_path);
   if (!f) throw ConfigError(fmt::format("cannot read nccl-tests output '{}'", opts.log_path));
   std::stringstream text;
@@ -733,8 +735,6 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
   CompareResult out;
   Plan p;
   try {
-    Log rules;  // refused here, before any simulation starts
-    for (const auto& r : opts.log) rules.add_rules(r);
     p = plan_of(opts);
   } catch (const ConfigError& e) {
     out.status = 2;
@@ -757,8 +757,6 @@ CompareResult compare_log(const CompareOptions& opts, const Interrupts& interrup
 int compare_command(const CompareOptions& opts) {
   Plan p;
   try {
-    Log rules;  // refused here, before any simulation starts
-    for (const auto& r : opts.log) rules.add_rules(r);
     p = plan_of(opts);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "fabricsim: error: {}\n", e.what());

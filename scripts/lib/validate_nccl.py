@@ -1,12 +1,14 @@
 """Measured nccl-tests logs against the simulator (scripts/validate nccl).
 
-Runs `build/fabricsim compare FILE CONFIG --max-bytes N` on every measured
+Runs `build/fabricsim compare FILE CONFIG --max-bytes N --set collective.data=false`
+(timing only) on every measured
 file of traces/nccl-tests (or the files named), in parallel, reads each
 compare.json and writes:
   - per file a PNG (docs/validation/nccl-<file>.png): measured and
     simulated time and busbw against size, log-log, one curve per section;
-  - a markdown table (file, GPUs, algorithm, busbw error over 1 MiB..256 MiB,
-    time error below 1 MiB, sizes not simulated, host time) into
+  - a markdown table (file, GPUs, algorithm, busbw error over 1 MiB..256 MiB
+    and above, time error below 1 MiB, sizes fast-forwarded, sizes not
+    simulated, host time) into
     docs/validation.md between the markers below, so a rerun replaces it.
 The synthetic example (all_reduce_perf_8xH100_synthetic.txt) is not a
 measurement and is left out unless named.

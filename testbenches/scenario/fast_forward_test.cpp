@@ -146,7 +146,8 @@ TEST(FastForward, RefusedWhereItCannotBeExact) {
       {small({"collective.data=true"}),
        small({"collective.data=false", "faults=link_down@2000:fabric.gpu0.tx0"}),
        small({"collective.data=false", "collective.fast_forward=off"}),
-       small({"collective.data=false", "collective.fast_forward_probe_bytes=1048576"})});
+       small({"collective.data=false", "collective.fast_forward_probe_bytes=1048576"}),
+       small({"collective.data=false", "collective.fast_forward_probe_bytes=1"})});
   auto why = [&](int k) {
     const auto& rows = s[static_cast<std::size_t>(k)]["collectives"]["rows"];
     EXPECT_FALSE(rows[0].contains("fast_forward"));  // below the minimum
@@ -157,6 +158,11 @@ TEST(FastForward, RefusedWhereItCannotBeExact) {
   EXPECT_NE(why(1)["why_not"].get<std::string>().find("faults"), std::string::npos);
   EXPECT_TRUE(why(2).is_null());
   EXPECT_NE(why(3)["why_not"].get<std::string>().find("too few periods"), std::string::npos);
+  // A probe keeps two periods at least, whatever fast_forward_probe_bytes
+  // asks: the first probe is those two and the one period every call keeps.
+  const auto f = why(4);
+  ASSERT_TRUE(f["used"].get<bool>()) << f.dump();
+  EXPECT_EQ(f["probes"][0]["bytes"].get<std::uint64_t>(), 3 * f["period_bytes"].get<std::uint64_t>()) << f.dump();
 }
 
 }  // namespace
