@@ -185,6 +185,7 @@ struct GpuConfig {
   std::int64_t nvls_chunk_bytes = 128 << 10;  // NCCL_NVLS_CHUNKSIZE: a step's chunk
   std::int64_t nvls_unroll = 8;               // ncclCollUnroll on sm90: 16 B loads per thread
   std::int64_t nvls_reduce_warps = 0;         // 0: NCCL's rule (7 up to 6 GPUs, else 5)
+  double nvls_warp_copy_gbps = 0;             // scatter/gather: one warp's local copy rate; 0 instant
 };
 
 // The in-switch reduction engine of every switch chip (NVLink SHARP-like).

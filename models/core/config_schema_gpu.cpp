@@ -124,6 +124,19 @@ void add_gpu_keys(Schema<Config>& s) {
             "(NVIDIA/nccl v2.29.7 src/device/all_reduce.h line 396). One of them posts the step "
             "counters and moves no data (src/device/prims_simple.h line 597), so warps - 1 "
             "hunks are in flight per channel");
+  s.add_real("gpu.nvls_warp_copy_gbps", &C::gpu, &GpuConfig::nvls_warp_copy_gbps, "GB/s", 0, 1e5,
+             "collective.algorithm=nvls with collective.protocol=simple: the rate at which one warp "
+             "of a channel's scatter and gather groups copies between the user's buffers and the "
+             "local staging (GB/s of data). NCCL's NVLS kernel has 20 warps per channel "
+             "(NCCL_MAX_NTHREADS = 640): after the reduce warps, (21 - reduce) / 2 scatter and "
+             "(20 - reduce) / 2 gather (7 and 6 up to 6 GPUs, 8 and 7 on more; at least one "
+             "each; NVIDIA/nccl v2.29.7 src/device/all_reduce.h lines 394-398). A channel's "
+             "scatter copies a step's input (heads x chunk) in its bytes / (warps x this) before "
+             "its ready flag goes, one step after another; its gather copies a step's results "
+             "out once every head's tail is in, and the heads start a step only when every "
+             "GPU's gather has freed its slot (gpu.slots). No published figure: 0 (copies "
+             "instant, the heads wait for their own tails only) by default; "
+             "configs/dgx-h100-nccl.yaml holds an assumption");
   s.add_real("gpu.launch_ns", &C::gpu, &GpuConfig::launch_ns, "ns", 0, 1e9,
              "collective.protocol other than ideal: time from a call's start to its kernels' start "
              "(the GPU's time between back-to-back kernels of nccl-tests' calls). No published "

@@ -17,6 +17,10 @@ constexpr std::uint64_t kMinTraffic = 32u << 10, kTrafficPerByte = 2;
 // 16 KiB (src/enqueue.cc calcCollChunking, src/device/all_reduce.h).
 constexpr std::uint64_t kChunkAlign = 16u << 10;
 constexpr std::uint64_t kWarp = 32;
+// NCCL_MAX_NTHREADS / WARP_SIZE: the NVLS kernel's warps per channel
+// (NCCL_MAX_NTHREADS = 640, src/include/device.h line 90; src/device/all_reduce.h
+// line 394).
+constexpr int kChannelWarps = 20;
 }  // namespace
 
 NcclNvlsShape NcclNvlsShape::from(const Config& cfg) {
@@ -27,6 +31,7 @@ NcclNvlsShape NcclNvlsShape::from(const Config& cfg) {
   s.unroll = static_cast<std::uint64_t>(cfg.gpu.nvls_unroll);
   s.request_bytes = static_cast<std::uint64_t>(cfg.collective.payload_bytes);
   s.slots = static_cast<std::uint64_t>(cfg.gpu.slots);
+  s.warp_copy_gbps = cfg.gpu.nvls_warp_copy_gbps;
   return s;
 }
 
@@ -39,6 +44,14 @@ int NcclNvlsShape::data_warps(int n) const {
   const int w = warps(n);
   return w >= 3 ? w - 1 : w;  // NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE = 3 warps
 }
+
+// Non-registered buffers on one node: no broadcast warps (all_reduce.h
+// lines 394-398).
+int NcclNvlsShape::scatter_warps(int n) const {
+  return std::max(1, (kChannelWarps - warps(n) + 1) / 2);
+}
+
+int NcclNvlsShape::gather_warps(int n) const { return std::max(1, (kChannelWarps - warps(n)) / 2); }
 
 std::uint64_t NcclNvlsShape::hunk_bytes(DType t, RedOp op) const {
   // LoadMultimem_BigPackSize (src/device/reduce_kernel.h): 16 B packs for
@@ -112,6 +125,16 @@ NcclNvlsPlan::Range NcclNvlsPlan::piece(int c, std::uint64_t s, int h) const {
   const std::uint64_t off = loop_first + static_cast<std::uint64_t>(h) * chunk;
   if (off >= ch.range.count) return {ch.range.first + ch.range.count, 0};
   return {ch.range.first + off, std::min(chunk, ch.range.count - off)};
+}
+
+std::uint64_t NcclNvlsPlan::step_elements(int c, std::uint64_t s) const {
+  const Channel& ch = ch_[static_cast<std::size_t>(c)];
+  const std::uint64_t loop = static_cast<std::uint64_t>(n_) * ch.chunk;
+  const std::uint64_t loop_first = s * loop;
+  if (loop_first >= ch.range.count) return 0;
+  const std::uint64_t rest = ch.range.count - loop_first;
+  // The last loop: its heads' pieces of ch.last each, the last one cut short.
+  return rest < loop ? rest : loop;
 }
 
 std::uint64_t NcclNvlsPlan::removable_loops() const {

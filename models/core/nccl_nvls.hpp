@@ -42,11 +42,16 @@ struct NcclNvlsShape {
   std::uint64_t unroll = 8;                 // gpu.nvls_unroll
   std::uint64_t request_bytes = 128;        // collective.payload_bytes: one ld_reduce
   std::uint64_t slots = 8;                  // gpu.slots: steps a stage may run ahead
+  double warp_copy_gbps = 0;                // gpu.nvls_warp_copy_gbps (0: copies instant)
   static NcclNvlsShape from(const Config& cfg);
   // The reduce warps on n GPUs (NCCL's rule unless set).
   int warps(int n) const;
   // Warps that move data: one posts the step counters (when there are >= 3).
   int data_warps(int n) const;
+  // The scatter and gather groups' warps on n GPUs: what the reduce warps
+  // leave of a channel's 20, halved (at least one each).
+  int scatter_warps(int n) const;
+  int gather_warps(int n) const;
   // Bytes one data warp reads before it stores them (its hunk).
   std::uint64_t hunk_bytes(DType t, RedOp op) const;
 };
@@ -73,6 +78,9 @@ class NcclNvlsPlan {
   std::uint64_t steps(int c) const { return ch_[static_cast<std::size_t>(c)].steps; }
   // Head h's piece of step s of channel c.
   Range piece(int c, std::uint64_t s, int h) const;
+  // The elements of step s of channel c (all heads' pieces): what a GPU's
+  // scatter copies in and its gather copies out.
+  std::uint64_t step_elements(int c, std::uint64_t s) const;
   // The channel holding element e.
   int channel_of(std::uint64_t e) const;
   // Fast-forward (models/core/fast_forward.hpp): the loops every channel

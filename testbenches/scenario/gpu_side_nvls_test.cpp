@@ -59,24 +59,55 @@ TEST(GpuSideNvls, IsExactAndEndsCleanOnEachSize) {
 // with 16-byte flits and 128-byte requests: per 128 B of the call, one
 // request (1 flit) from its head, a read response (9 flits) from each GPU and
 // a multicast store (9 flits) from its head; with gpu.write_acks a one-flit
-// response from each GPU per store; and per channel step three 8-byte flags
-// (2 flits: ready, credit, tail) from each GPU. 4 MiB: 16 channels of
-// 256 KiB, 32 KiB chunks (256 KiB is below 8 x 4 x 64 KiB, not below
-// 2 x 4 x 32 KiB), 2 steps each.
+// response from each GPU per store; and per channel step four 8-byte flags
+// (2 flits: ready, credit, tail, gathered) from each GPU, three without
+// timed copies (gpu.nvls_warp_copy_gbps = 0: no 'gathered'). 4 MiB: 16
+// channels of 256 KiB, 32 KiB chunks (256 KiB is below 8 x 4 x 64 KiB, not
+// below 2 x 4 x 32 KiB), 2 steps each.
 TEST(GpuSideNvls, RequestsResponsesStoresAcksAndFlagsOnTheWire) {
   std::vector<Config> cs;
   for (const char* acks : {"true", "false"})
     cs.push_back(nvls(4, {"collective.min_bytes=4194304", "collective.max_bytes=4194304",
-                          "collective.data=false", std::string("gpu.write_acks=") + acks}));
+                          "collective.data=false", std::string("gpu.write_acks=") + acks,
+                          "gpu.nvls_warp_copy_gbps=2"}));
+  cs.push_back(nvls(4, {"collective.min_bytes=4194304", "collective.max_bytes=4194304",
+                        "collective.data=false", "gpu.write_acks=false", "gpu.nvls_warp_copy_gbps=0"}));
   const auto s = run_fabrics(cs);
   const std::uint64_t n = 4, lines = (4u << 20) / 128, steps = std::uint64_t{16} * 2;
-  const std::uint64_t flags = 3 * n * steps * 2;
-  const std::uint64_t base = lines * 1 + n * lines * 9 + lines * 9 + flags;
-  EXPECT_EQ(gpu_tx_flits(s[1]), base);
-  EXPECT_EQ(gpu_tx_flits(s[0]), base + n * lines);
+  const std::uint64_t flag_flits = n * steps * 2;
+  const std::uint64_t base = lines * 1 + n * lines * 9 + lines * 9;
+  EXPECT_EQ(gpu_tx_flits(s[1]), base + 4 * flag_flits);
+  EXPECT_EQ(gpu_tx_flits(s[0]), base + 4 * flag_flits + n * lines);
+  EXPECT_EQ(gpu_tx_flits(s[2]), base + 3 * flag_flits);
   EXPECT_EQ(s[0]["collectives"]["rows"][0]["channels"].get<int>(), 16);
   EXPECT_GE(s[0]["collectives"]["rows"][0]["time_us"].get<double>(),
             s[1]["collectives"]["rows"][0]["time_us"].get<double>());
+}
+
+// The scatter and gather copies at gpu.nvls_warp_copy_gbps per warp (7
+// scatter and 6 gather warps on 4 GPUs): slow enough (0.1 GB/s per warp)
+// that they set the pace, a call is the first step's scatter and then one
+// gather after another, the heads and scatters keeping ahead of the gathers
+// with 8 or 6 slots (the heads wait for every GPU's 'gathered' flag of the
+// slot). 4 MiB on 4 GPUs, one channel: 64 KiB chunks, 16 steps of 256 KiB.
+// Exact, and ends clean (the gathers' flags all in).
+TEST(GpuSideNvls, ScatterAndGatherCopiesSetThePaceWhenSlow) {
+  std::vector<Config> cs;
+  for (const char* slots : {"8", "6"})
+    cs.push_back(nvls(4, {"collective.min_bytes=4194304", "collective.max_bytes=4194304",
+                          "gpu.nvls_channels=1", "gpu.nvls_warp_copy_gbps=0.1", "gpu.launch_ns=0",
+                          "gpu.host_call_ns=0", "gpu.simple_start_ns=0",
+                          "collective.protocol=simple", "gpu.buffer_bytes=98304",
+                          std::string("gpu.slots=") + slots}));
+  const auto s = run_fabrics(cs);
+  const double step = 262144.0;
+  const double expect_us = (step / (7 * 0.1) + 16 * step / (6 * 0.1)) / 1000.0;  // 7364.9 us
+  for (const auto& r : s) {
+    expect_exact(r, 4);
+    const double t = r["collectives"]["rows"][0]["time_us"].get<double>();
+    EXPECT_GE(t, expect_us) << r["collectives"]["rows"][0].dump();
+    EXPECT_LT(t, expect_us + 10.0) << r["collectives"]["rows"][0].dump();
+  }
 }
 
 // NVLS uses all gpu.nvls_channels whatever the size, but the planner gives

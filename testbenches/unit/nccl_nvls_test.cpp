@@ -18,8 +18,8 @@ NcclNvlsShape shape(int channels = 16) {
   return s;
 }
 
-// Every element lies in exactly one piece of one (channel, step, head), and
-// channel_of finds its channel.
+// Every element lies in exactly one piece of one (channel, step, head),
+// channel_of finds its channel, and a step's elements are its pieces'.
 void expect_tiled(const NcclNvlsPlan& p) {
   std::vector<int> seen(p.elements(), 0);
   std::uint64_t next = 0;
@@ -27,16 +27,21 @@ void expect_tiled(const NcclNvlsPlan& p) {
     const auto ch = p.channel(c);
     EXPECT_EQ(ch.first, next);
     next = ch.first + ch.count;
-    for (std::uint64_t s = 0; s < p.steps(c); ++s)
+    for (std::uint64_t s = 0; s < p.steps(c); ++s) {
+      std::uint64_t in_step = 0;
       for (int h = 0; h < p.heads(); ++h) {
         const auto pc = p.piece(c, s, h);
         EXPECT_LE(pc.count, p.chunk_elements(c));
+        in_step += pc.count;
         for (std::uint64_t e = pc.first; e < pc.first + pc.count; ++e) {
           ASSERT_GE(e, ch.first);
           ASSERT_LT(e, ch.first + ch.count);
           ++seen[e];
         }
       }
+      EXPECT_EQ(p.step_elements(c, s), in_step) << "channel " << c << " step " << s;
+    }
+    EXPECT_EQ(p.step_elements(c, p.steps(c)), 0u);
   }
   EXPECT_EQ(next, p.elements());
   for (std::uint64_t e = 0; e < p.elements(); ++e) {
@@ -114,6 +119,19 @@ TEST(NcclNvls, ReduceWarpsAndHunks) {
   EXPECT_EQ(s.data_warps(8), 2);
   s.unroll = 4;
   EXPECT_EQ(s.hunk_bytes(DType::kFp32, RedOp::kSum), 2048u);
+}
+
+// The scatter and gather warps (all_reduce.h lines 394-398): what the reduce
+// warps leave of 20, halved, the scatter taking the odd one; at least one.
+TEST(NcclNvls, ScatterAndGatherWarps) {
+  NcclNvlsShape s = shape();
+  EXPECT_EQ(s.scatter_warps(2), 7);
+  EXPECT_EQ(s.gather_warps(6), 6);
+  EXPECT_EQ(s.scatter_warps(8), 8);
+  EXPECT_EQ(s.gather_warps(8), 7);
+  s.reduce_warps = 20;
+  EXPECT_EQ(s.scatter_warps(4), 1);
+  EXPECT_EQ(s.gather_warps(4), 1);
 }
 
 }  // namespace

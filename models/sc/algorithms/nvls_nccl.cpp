@@ -8,10 +8,12 @@
 // (CTAs), each a sequence of steps (loops) of one chunk per GPU; this GPU is
 // head `rank` and reduces piece `rank` of every step. Per channel, three
 // stages, each NCCL's group of warps:
-//   - scatter: copies the step's input to local staging (not on the fabric;
-//     assumed instant) and says so with an 8-byte multicast flag ('ready',
-//     NCCL's scatter tail that the heads poll with multimem.ld_reduce.min);
-//     it may run gpu.slots steps ahead of the slowest head's credits;
+//   - scatter: copies the step's input to local staging (not on the fabric:
+//     its bytes / (scatter warps x gpu.nvls_warp_copy_gbps), one step after
+//     another; instant when that is 0) and says so with an 8-byte multicast
+//     flag ('ready', NCCL's scatter tail that the heads poll with
+//     multimem.ld_reduce.min); it may run gpu.slots steps ahead of the
+//     slowest head's credits;
 //   - reduce (this GPU's head): once every GPU's ready flag of the step is
 //     in, the data warps read the piece with multimem.ld_reduce requests of
 //     collective.payload_bytes, one warp's hunk (unroll x 32 x 16 B) at a
@@ -21,13 +23,20 @@
 //     head posts its credit (an 8-byte multicast, NCCL's recv head) at once
 //     and its tail (an 8-byte multicast, NCCL's send tail) once every copy
 //     of the step's stores is answered (gpu.write_acks; the fence), in step
-//     order; it may start a step only gpu.slots steps after its last tail
-//     (the gathers' slots; their credit poll is not modelled);
-//   - gather: a local copy of each arriving result (not on the fabric); with
+//     order; it may start a step only gpu.slots steps after the slot's last
+//     use: after its own tail, and with gpu.nvls_warp_copy_gbps after every
+//     GPU's gather has copied that step out ('gathered', an 8-byte multicast
+//     flag: NCCL's gather head, which the heads poll);
+//   - gather: copies a step's results out of the staging (locally) once every
+//     head's tail of it is in: its bytes / (gather warps x
+//     gpu.nvls_warp_copy_gbps), one step after another (without that rate,
+//     each result is taken as it lands and no 'gathered' flag is sent); with
 //     gpu.write_acks every arriving copy of a store is answered by a one-flit
 //     response to its writer.
-// Timing assumptions: scatter and gather copies are local and not the limit;
-// polling a flag costs nothing once it is in; the kernel starts
+// Timing assumptions: the scatter and gather warps copy at a fixed rate each
+// (no contention for HBM or the SM with the reduce warps); polling a flag
+// costs nothing once it is in (NCCL polls the counters with
+// multimem.ld_reduce.min, a round trip; here they are pushed); the kernel starts
 // gpu.launch_ns (gpu.graph_launch_ns from a CUDA graph) + gpu.simple_start_ns
 // after the call (it runs Simple's primitives: CollectiveSweep::start_delay).
 #include <algorithm>
@@ -46,7 +55,9 @@ namespace {
 // area has 64 B per (head, channel, direction) (src/transport/nvls.cc).
 constexpr std::uint64_t kCreditBase = std::uint64_t{1} << 56;
 constexpr std::uint64_t kMaxWriters = 4096, kMaxChannels = 64;
-enum FlagKind : std::uint64_t { kReady = 0, kCredit = 1, kTail = 2 };
+enum FlagKind : std::uint64_t { kReady = 0, kCredit = 1, kTail = 2, kGathered = 3 };
+// Timer tags: the channel, and which copy ended.
+constexpr std::uint32_t kScattered = 1u << 16, kGatheredOut = 1u << 17;
 
 class NvlsNcclAlgorithm final : public MultimemAlgorithm {
  public:
@@ -56,6 +67,7 @@ class NvlsNcclAlgorithm final : public MultimemAlgorithm {
   void begin_call() override;
   void start_work() override;
   void receive(const Packet& in) override;
+  void timer(std::uint32_t tag) override;
 
  private:
   struct Warp {
@@ -68,6 +80,7 @@ class NvlsNcclAlgorithm final : public MultimemAlgorithm {
     std::uint64_t steps = 0;
     // Scatter.
     std::uint64_t scattered = 0;
+    bool scattering = false;            // copying step `scattered` in (timed copies)
     std::vector<std::uint64_t> credit;  // [head rank] steps that head has consumed
     // Reduce (this GPU's head).
     std::uint64_t step = 0;             // the step reduced now, or next
@@ -78,6 +91,12 @@ class NvlsNcclAlgorithm final : public MultimemAlgorithm {
     std::uint64_t tails = 0;            // steps whose tail is posted
     std::vector<std::uint64_t> unacked;  // [step % slots] store copies not answered
     std::vector<Warp> warps;
+    // Gather (timed copies): steps copied out, heads' tails in per slot, and
+    // [rank] the steps each GPU's gather has copied out (the heads' view).
+    std::uint64_t gathered = 0;
+    bool gathering = false;
+    std::vector<std::uint64_t> tails_got;
+    std::vector<std::uint64_t> gathered_by;
   };
 
   const NcclNvlsPlan& nvls() const { return sweep().nvls_plan(); }
@@ -94,13 +113,18 @@ class NvlsNcclAlgorithm final : public MultimemAlgorithm {
   void response(const Packet& in);
   void end_step(int c);
   void try_tails(int c);
+  void try_gather(int c);
+  // The time a copy of a step's elements takes at `ps_per_byte`.
+  Ps copy_time(int c, std::uint64_t step, double ps_per_byte) const;
   void settle();
 
   std::uint64_t window_ = 8;    // gpu.slots
   std::uint64_t hunk_ = 1;      // elements per warp hunk
   std::uint64_t request_ = 1;   // elements per ld_reduce request
   std::uint64_t expect_flags_ = 0;  // of each kind, over the call: n x steps
-  std::uint64_t ready_in_ = 0, credits_in_ = 0, tails_in_ = 0;
+  std::uint64_t ready_in_ = 0, credits_in_ = 0, tails_in_ = 0, gathered_in_ = 0;
+  // gpu.nvls_warp_copy_gbps over the scatter and gather warps; 0: instant.
+  double scatter_ps_per_byte_ = 0, gather_ps_per_byte_ = 0;
   std::uint64_t unacked_all_ = 0;
   std::uint64_t output_ = 0;
   bool closed_ = false;
@@ -116,6 +140,8 @@ void NvlsNcclAlgorithm::begin_call() {
   hunk_ = std::max<std::uint64_t>(1, s.hunk_bytes(config().collective.dtype,
                                                   config().collective.redop) / es());
   request_ = std::max<std::uint64_t>(1, s.request_bytes / es());
+  scatter_ps_per_byte_ = s.warp_copy_gbps > 0 ? 1000.0 / (s.warp_copy_gbps * s.scatter_warps(n)) : 0;
+  gather_ps_per_byte_ = s.warp_copy_gbps > 0 ? 1000.0 / (s.warp_copy_gbps * s.gather_warps(n)) : 0;
   const auto warps = static_cast<std::size_t>(s.data_warps(n));
   rank_of_.assign(static_cast<std::size_t>(gpus()), -1);
   for (int r = 0; r < n; ++r) rank_of_[static_cast<std::size_t>(member(r))] = r;
@@ -127,11 +153,13 @@ void NvlsNcclAlgorithm::begin_call() {
     ch.credit.assign(static_cast<std::size_t>(n), 0);
     ch.ready.assign(window_, 0);
     ch.unacked.assign(window_, 0);
+    ch.tails_got.assign(window_, 0);
+    ch.gathered_by.assign(static_cast<std::size_t>(n), 0);
     ch.warps.resize(warps);
     for (Warp& w : ch.warps) w.held.reserve(static_cast<std::size_t>(hunk_ / request_ + 1));
     expect_flags_ += ch.steps * static_cast<std::uint64_t>(n);
   }
-  ready_in_ = credits_in_ = tails_in_ = 0;
+  ready_in_ = credits_in_ = tails_in_ = gathered_in_ = 0;
   unacked_all_ = 0;
   output_ = 0;
   closed_ = false;
@@ -158,7 +186,47 @@ void NvlsNcclAlgorithm::flag(FlagKind kind, int c, std::uint64_t seq) {
 void NvlsNcclAlgorithm::try_scatter(int c) {
   Channel& ch = channel(c);
   const std::uint64_t least = *std::min_element(ch.credit.begin(), ch.credit.end());
-  while (ch.scattered < ch.steps && ch.scattered < least + window_) flag(kReady, c, ch.scattered++);
+  if (scatter_ps_per_byte_ == 0) {
+    while (ch.scattered < ch.steps && ch.scattered < least + window_) flag(kReady, c, ch.scattered++);
+    return;
+  }
+  if (ch.scattering || ch.scattered >= ch.steps || ch.scattered >= least + window_) return;
+  ch.scattering = true;
+  wake_at(now() + copy_time(c, ch.scattered, scatter_ps_per_byte_),
+          kScattered | static_cast<std::uint32_t>(c));
+}
+
+Ps NvlsNcclAlgorithm::copy_time(int c, std::uint64_t step, double ps_per_byte) const {
+  const auto bytes = static_cast<double>(nvls().step_elements(c, step) * es());
+  // At least 1 ps: a copy is never done at the instant it starts.
+  return std::max<Ps>(1, static_cast<Ps>(std::llround(bytes * ps_per_byte)));
+}
+
+// Gather (timed copies): a step is copied out once every head's tail of it
+// is in, one step after another; the heads learn it from a 'gathered' flag.
+void NvlsNcclAlgorithm::try_gather(int c) {
+  Channel& ch = channel(c);
+  const auto n = static_cast<std::uint64_t>(call().size);
+  if (ch.gathering || ch.gathered >= ch.steps || ch.tails_got[ch.gathered % window_] < n) return;
+  ch.gathering = true;
+  wake_at(now() + copy_time(c, ch.gathered, gather_ps_per_byte_),
+          kGatheredOut | static_cast<std::uint32_t>(c));
+}
+
+void NvlsNcclAlgorithm::timer(std::uint32_t tag) {
+  const int c = static_cast<int>(tag & 0xffffu);
+  Channel& ch = channel(c);
+  if ((tag & kScattered) != 0) {
+    ch.scattering = false;
+    flag(kReady, c, ch.scattered++);
+    try_scatter(c);
+  } else {
+    ch.gathering = false;
+    ch.tails_got[ch.gathered % window_] = 0;
+    flag(kGathered, c, ch.gathered++);
+    try_gather(c);
+  }
+  settle();
 }
 
 // Reduce: the next step starts when every GPU's ready flag for it is in and
@@ -168,6 +236,9 @@ void NvlsNcclAlgorithm::try_reduce(int c) {
   const auto n = static_cast<std::uint64_t>(call().size);
   if (ch.running || ch.step >= ch.steps || ch.ready[ch.step % window_] < n ||
       ch.step >= ch.tails + window_)
+    return;
+  if (gather_ps_per_byte_ > 0 &&
+      ch.step >= *std::min_element(ch.gathered_by.begin(), ch.gathered_by.end()) + window_)
     return;
   ch.running = true;
   ch.ready[ch.step % window_] = 0;
@@ -257,8 +328,18 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
           got = std::max(got, widen(in.step, got) + 1);
           ++credits_in_;
           try_scatter(c);
-        } else {
+        } else if (kind == kTail) {
           ++tails_in_;  // the gather copies the head's piece out (locally)
+          if (gather_ps_per_byte_ > 0) {
+            ++ch.tails_got[widen(in.step, ch.gathered + window_) % window_];
+            try_gather(c);
+          }
+        } else {
+          std::uint64_t& got =
+              ch.gathered_by[static_cast<std::size_t>(rank_of_[static_cast<std::size_t>(in.src)])];
+          got = std::max(got, widen(in.step, got) + 1);
+          ++gathered_in_;
+          try_reduce(c);
         }
         break;
       }
@@ -284,14 +365,15 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
 }
 
 // The call is over for us when every step is reduced and its tail posted,
-// every store answered, every flag of every GPU in and all our output in:
-// nothing of ours is left on the fabric.
+// every store answered, every flag of every GPU in and all our output in
+// (with timed copies, copied out): nothing of ours is left on the fabric.
 void NvlsNcclAlgorithm::settle() {
   if (closed_ || unacked_all_ > 0 || ready_in_ < expect_flags_ || credits_in_ < expect_flags_ ||
       tails_in_ < expect_flags_ || output_ < nvls().elements())
     return;
+  if (gather_ps_per_byte_ > 0 && gathered_in_ < expect_flags_) return;
   for (const Channel& ch : channels_)
-    if (ch.tails < ch.steps) return;
+    if (ch.tails < ch.steps || (gather_ps_per_byte_ > 0 && ch.gathered < ch.steps)) return;
   closed_ = true;
   output_done(output_);
 }
