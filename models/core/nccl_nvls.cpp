@@ -45,10 +45,14 @@ int NcclNvlsShape::data_warps(int n) const {
   return w >= 3 ? w - 1 : w;  // NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE = 3 warps
 }
 
-// Non-registered buffers on one node: no broadcast warps (all_reduce.h
-// lines 394-398).
+// Non-registered buffers on one node, no broadcast warps: the scatter group
+// has (20 - reduce + 1) / 2 warps, the gather group (20 - reduce) / 2
+// (all_reduce.h lines 394-398). A group that sends (the scatter) and has 3
+// warps or more gives one to posting its counters (prims_simple.h line
+// 597, NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE); the gather only receives.
 int NcclNvlsShape::scatter_warps(int n) const {
-  return std::max(1, (kChannelWarps - warps(n) + 1) / 2);
+  const int w = std::max(1, (kChannelWarps - warps(n) + 1) / 2);
+  return w >= 3 ? w - 1 : w;
 }
 
 int NcclNvlsShape::gather_warps(int n) const { return std::max(1, (kChannelWarps - warps(n)) / 2); }

@@ -48,8 +48,9 @@ struct NcclNvlsShape {
   int warps(int n) const;
   // Warps that move data: one posts the step counters (when there are >= 3).
   int data_warps(int n) const;
-  // The scatter and gather groups' warps on n GPUs: what the reduce warps
-  // leave of a channel's 20, halved (at least one each).
+  // The scatter and gather groups' warps that copy, on n GPUs: what the
+  // reduce warps leave of a channel's 20, halved (at least one each), less
+  // the scatter's counter warp.
   int scatter_warps(int n) const;
   int gather_warps(int n) const;
   // Bytes one data warp reads before it stores them (its hunk).

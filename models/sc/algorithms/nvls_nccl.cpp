@@ -223,6 +223,10 @@ void NvlsNcclAlgorithm::timer(std::uint32_t tag) {
   } else {
     ch.gathering = false;
     ch.tails_got[ch.gathered % window_] = 0;
+    // The step's results are in the output now: each head's piece is its
+    // sender's progress (the fast-forward's lanes).
+    for (int h = 0; h < call().size; ++h)
+      if (const std::uint64_t k = nvls().piece(c, ch.gathered, h).count; k > 0) progress(k, member(h));
     flag(kGathered, c, ch.gathered++);
     try_gather(c);
   }
@@ -343,10 +347,11 @@ void NvlsNcclAlgorithm::receive(const Packet& in) {
         }
         break;
       }
-      // A head's result: the gather copies it to the output.
+      // A head's result: the gather copies it to the output (as it lands,
+      // or with timed copies once the step is all in: timer()).
       const std::uint64_t got = take_result(in);
       output_ += got;
-      progress(got, in.src);
+      if (gather_ps_per_byte_ == 0) progress(got, in.src);
       break;
     }
     case PacketKind::kWriteAck: {
