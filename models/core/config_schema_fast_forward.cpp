@@ -39,7 +39,8 @@ void add_fast_forward_keys(Schema<Config>& s) {
   s.add_int("collective.fast_forward_probe_bytes", &C::collective,
             &CollectiveConfig::fast_forward_probe_bytes, "B", 1, std::int64_t{1} << 40,
             "collective.fast_forward=auto: what the first probe keeps of the call, per GPU "
-            "(whole periods, at least 2); the second keeps twice it. Both must be past the "
+            "(whole periods, at least 2; NCCL's NVLS with timed copies 2 x gpu.slots); the second "
+            "keeps twice it. Both must be past the "
             "fabric's fill: where the first is not, its progress says so and a probe of twice "
             "the second's follows; a fill that ends after the last probe goes unseen "
             "(docs/models/fast_forward.md)");

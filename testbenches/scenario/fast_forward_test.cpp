@@ -84,18 +84,21 @@ TEST(FastForward, RingWithinOnePercentAt256MiB) {
 }
 
 // NCCL's kernels: whole loops of every channel taken out (the ring on 2
-// channels of a 64 KiB staging buffer: 256 KiB loops; NVLS on 2 channels:
-// 1 MiB loops); their outputs come in bursts (a loop's all-gather), lined
-// up alike in both probes.
+// channels of a 64 KiB staging buffer: 256 KiB loops; NVLS on 2 channels of
+// 16 KiB chunks on 8 GPUs: 256 KiB loops); their outputs come in bursts (a
+// loop's all-gather, a step's gather), lined up alike in both probes.
 TEST(FastForward, NcclRingWithinOnePercent) {
   expect_within_one_percent({{"nccl ring simple", kNccl,
                               {"collective.algorithm=ring", "collective.protocol=simple",
                                "collective.channels=2", "gpu.buffer_bytes=65536"}}});
 }
 
+// NVLS with its copies timed keeps 2 x gpu.slots loops per probe at least:
+// 16 KiB chunks make its loops 256 KiB, 128 of them in 32 MiB.
 TEST(FastForward, NcclNvlsWithinOnePercent) {
-  expect_within_one_percent(
-      {{"nccl nvls", kNccl, {"collective.algorithm=nvls", "gpu.nvls_channels=2"}}});
+  expect_within_one_percent({{"nccl nvls", kNccl,
+                              {"collective.algorithm=nvls", "gpu.nvls_channels=2",
+                               "gpu.nvls_chunk_bytes=16384"}}});
 }
 
 // An estimate above the tolerance (0 here) doubles the probes until they
