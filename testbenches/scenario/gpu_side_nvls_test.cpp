@@ -84,26 +84,37 @@ TEST(GpuSideNvls, RequestsResponsesStoresAcksAndFlagsOnTheWire) {
             s[1]["collectives"]["rows"][0]["time_us"].get<double>());
 }
 
-// The scatter and gather copies at gpu.nvls_warp_copy_gbps per warp (6
-// copying warps each on 4 GPUs): slow enough (0.1 GB/s per warp)
-// that they set the pace, a call is the first step's scatter and then one
-// gather after another, the heads and scatters keeping ahead of the gathers
-// with 8 or 6 slots (the heads wait for every GPU's 'gathered' flag of the
-// slot). 4 MiB on 4 GPUs, one channel: 64 KiB chunks, 16 steps of 256 KiB.
+// The scatter and gather copies at gpu.nvls_warp_copy_gbps per warp, slow
+// enough (0.1 GB/s) that they set the pace: a call is the first step's
+// scatter and then one gather after another. NCCL's split gives 6 copying
+// warps each on 4 GPUs (8 or 6 slots); with 17 reduce warps the scatter has
+// 2 and the gather 1, so the scatters and heads would run ahead of the
+// gathers but for the heads' wait for every GPU's 'gathered' flag of the
+// slot. 4 MiB on 4 GPUs, one channel: 64 KiB chunks, 16 steps of 256 KiB.
 // Exact, and ends clean (the gathers' flags all in).
 TEST(GpuSideNvls, ScatterAndGatherCopiesSetThePaceWhenSlow) {
+  struct Case {
+    const char* slots;
+    const char* reduce_warps;
+    double scatter_warps, gather_warps;
+  };
+  const Case cases[] = {{"8", "0", 6, 6}, {"6", "0", 6, 6}, {"6", "17", 2, 1}};
   std::vector<Config> cs;
-  for (const char* slots : {"8", "6"})
+  for (const Case& c : cases)
     cs.push_back(nvls(4, {"collective.min_bytes=4194304", "collective.max_bytes=4194304",
                           "gpu.nvls_channels=1", "gpu.nvls_warp_copy_gbps=0.1", "gpu.launch_ns=0",
                           "gpu.host_call_ns=0", "gpu.simple_start_ns=0",
                           "collective.protocol=simple", "gpu.buffer_bytes=98304",
-                          std::string("gpu.slots=") + slots}));
+                          std::string("gpu.slots=") + c.slots,
+                          std::string("gpu.nvls_reduce_warps=") + c.reduce_warps}));
   const auto s = run_fabrics(cs);
-  const double step = 262144.0;
-  const double expect_us = 17 * step / (6 * 0.1) / 1000.0;  // 7427.0 us
-  for (const auto& r : s) {
+  const double step = 262144.0;  // bytes; 0.1 GB/s = 0.1 B/ns
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const auto& r = s[k];
     expect_exact(r, 4);
+    // 7427.0 us with 6 and 6 warps, 43253.8 us with 2 and 1.
+    const double expect_us =
+        (step / (cases[k].scatter_warps * 0.1) + 16 * step / (cases[k].gather_warps * 0.1)) / 1000.0;
     const double t = r["collectives"]["rows"][0]["time_us"].get<double>();
     EXPECT_GE(t, expect_us) << r["collectives"]["rows"][0].dump();
     EXPECT_LT(t, expect_us + 10.0) << r["collectives"]["rows"][0].dump();
