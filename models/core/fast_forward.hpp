@@ -26,10 +26,20 @@
 //
 // Over 5-30% and 30-60% that lane's lead must agree (how far apart they
 // are: the drift), and its last outputs' and the kernels' ends must give the
-// same T within their jitter: the drift plus the larger disagreement, times
-// the skipped share of the call, is the estimated error. Above the
-// tolerance, the kernels' end slope alone is accepted once it holds from the
-// previous round to this one (a tail that grows with the call, as GPUs fall
+// same T within their jitter; from the second round on, T and the kernels'
+// end slope must also hold from the previous round (their larger change:
+// the spread). The drift, the spread and the larger disagreement, times
+// the skipped share of the call, are the estimated error: a period that
+// still moves as the probes double may move as far over the skipped
+// periods (dgx-h100's ideal NVLS, whose multicast replication slots hold
+// its rate to a regime that settles over about 500 us and then wanders by
+// up to 9% from one 110 us to the next: one 4 GiB call's rounds from 16 to
+// 256 MiB read 7.40, 6.55, 6.37, 6.63 and 6.73 ns a period, whole calls
+// 6.72-6.81; docs/models/fast_forward.md). A first round is accepted alone only where its B
+// was chosen afresh, not carried from a sweep's previous call. Above the
+// tolerance, the kernels' end slope alone is accepted once it holds from
+// the previous round to this one, and T too where the progress is steady
+// within the round (a tail that grows with the call, as GPUs fall
 // behind in proportion to it, is in that slope). Else B doubles, the next
 // round's shorter probe being this round's longer one, while all probes
 // together keep fewer than half the call's periods; when they would not,
@@ -116,6 +126,11 @@ class FastForward {
     double t = 0, ends_t = 0, drift = 0, error = 0;
     double t_mean = 0;  // the period's time averaged over the lanes
     double end_slope = 0;  // the kernels' end between the probes, per period
+    // How far t or end_slope moved since the previous round, the larger (a
+    // fraction; -1: no previous round measured either). Counted in the
+    // error: a period that still changes as the probes double has not
+    // settled.
+    double spread = -1;
     bool accepted = false;
     bool by_ends = false;  // accepted from end_slope holding since the previous round
   };
@@ -123,8 +138,10 @@ class FastForward {
   // A call of `periods` (K) removable periods; the first probe keeps `base`
   // (B >= 1); `tolerance`: the largest estimated error accepted (a
   // fraction); `kinds`: what each probe value is (kinds[0] == kEnd).
+  // `alone`: whether the first round may be accepted without a second to
+  // compare its period with (false where B was not chosen afresh).
   FastForward(std::uint64_t periods, std::uint64_t base, double tolerance,
-              std::vector<FfValue> kinds);
+              std::vector<FfValue> kinds, bool alone = true);
 
   // Whether a first round of two probes from `base` keeps fewer than half
   // the call's periods.
@@ -165,6 +182,7 @@ class FastForward {
   std::uint64_t base_;
   double tolerance_;
   std::vector<FfValue> kinds_;
+  bool alone_;
   int round_probe_ = 0;  // probes run in this round (0..1)
   bool whole_ = false;   // simulating the whole call
   bool done_ = false;

@@ -39,10 +39,13 @@ void Fabric::ff_round(const CollectiveCall& c) {
       fmt::format("call {}/{} fast-forward round from {} B: period {} B; lane {} ends last: {:.4f} ns "
                   "a period by its output progress, {:.4f} by its last outputs, drift {:.4f}; "
                   "{:.4f} ns averaged over the lanes; the kernels' end {:.4f} ns a period; "
-                  "estimated error {:.4f}: {}",
+                  "{}estimated error {:.4f}: {}",
                   sweep_->current_index() + 1, sweep_->calls().size(), r.base * c.ff.period_bytes,
                   c.ff.period_bytes, r.lane, r.t / 1000.0, r.ends_t / 1000.0, r.drift,
-                  r.t_mean / 1000.0, r.end_slope / 1000.0, r.error,
+                  r.t_mean / 1000.0, r.end_slope / 1000.0,
+                  r.spread >= 0 ? fmt::format("spread since the round before {:.4f}; ", r.spread)
+                                : std::string(),
+                  r.error,
                   r.by_ends ? "accepted (the end's slope held)" : r.accepted ? "accepted" : "rejected"));
 }
 

@@ -194,6 +194,7 @@ nlohmann::json fast_forward_json(const CollectiveSweep& sweep, std::size_t first
                       {"period_ns_lane_mean", r.t_mean / 1000.0},
                       {"period_ns_by_ends", r.ends_t / 1000.0},
                       {"drift", r.drift},
+                      {"spread", r.spread >= 0 ? json(r.spread) : json(nullptr)},
                       {"estimated_error", r.error},
                       {"end_period_ns", r.end_slope / 1000.0},
                       {"accepted", r.accepted},

@@ -99,24 +99,30 @@ TEST(FastForward, PeriodTimeFromTheProgressNotTheEnds) {
 
 // Ends that disagree with the progress by more than a jitter: the two
 // probes' tails are not the same, and the round is not accepted. The next
-// round reuses the longer probe.
+// round reuses the longer probe; the round after the disturbed probe sees
+// the end's slope move since the round before (the spread), so the first
+// round clear of it is the one accepted.
 TEST(FastForward, TailsThatDisagreeAreRejected) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   const auto kept = drive(ff, [](std::uint64_t k) {
     return std::make_pair(Values{100 + 2 * x(k) + (k == 20 ? 5 : 0)}, Lanes{progress(k, 0, 2, 2)});
   });
-  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40, 80}));
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40, 80, 160}));
   EXPECT_NEAR(ff.values()[0], 100 + 2.0 * 1000, 1e-6);
   EXPECT_GT(ff.rejected_error(), 0.1);
-  ASSERT_EQ(ff.rounds().size(), 3u);
+  ASSERT_EQ(ff.rounds().size(), 4u);
   EXPECT_FALSE(ff.rounds()[1].accepted);
-  EXPECT_TRUE(ff.rounds()[2].accepted);
-  EXPECT_FALSE(ff.rounds()[2].by_ends);
+  EXPECT_FALSE(ff.rounds()[2].accepted);
+  EXPECT_NEAR(ff.rounds()[2].spread, (2 - 1.75) / 2, 1e-9);  // the end's slope: 35/20, then 80/40
+  EXPECT_TRUE(ff.rounds()[3].accepted);
+  EXPECT_FALSE(ff.rounds()[3].by_ends);
+  EXPECT_NEAR(ff.rounds()[3].spread, 0, 1e-9);
 }
 
 // A fabric still filling: its first 8 periods are faster. Two probes of 10
 // and 20 periods see their leads differ where the shorter one was filling;
-// 20 (again) and 40 agree.
+// 20 (again) and 40 agree with each other, but their period moved since
+// the first round (the spread), so it takes 40 and 80 to hold.
 TEST(FastForward, FillingFabricDoublesTheProbes) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   const auto kept = drive(ff, [](std::uint64_t k) {
@@ -124,12 +130,42 @@ TEST(FastForward, FillingFabricDoublesTheProbes) {
     OutputProgress p = progress(k, 8, 1, 2, &last);
     return std::make_pair(Values{last}, Lanes{std::move(p)});
   });
-  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40}));
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40, 80}));
   ASSERT_TRUE(ff.done());
   EXPECT_FALSE(ff.whole());
   EXPECT_NEAR(ff.values()[0], 8 * 1 + 992 * 2, 1e-6);
   EXPECT_GT(ff.rejected_error(), 0.01);
-  EXPECT_EQ(ff.base(), 20u);
+  EXPECT_GT(ff.rounds()[1].spread, 0.01);
+  EXPECT_EQ(ff.base(), 40u);
+}
+
+// A regime that settles over longer than the first probes (the first 25
+// periods twice as fast as the rest, as a start state the fabric forgets
+// slowly): the first round, 10 and 20 periods, sees the fast regime alone
+// and agrees with itself, so it is accepted alone, 2x fast. Where its size
+// was carried from a sweep's previous call it is not accepted alone: the
+// rounds that follow see the period move (the spread) until it holds.
+TEST(FastForward, APeriodThatMovesBetweenRoundsIsNotCarried) {
+  auto probe = [](std::uint64_t k) {
+    double last = 0;
+    OutputProgress p = progress(k, 25, 1, 2, &last);
+    return std::make_pair(Values{last}, Lanes{std::move(p)});
+  };
+  FastForward alone(10000, 10, 0.01, kEndOnly);
+  drive(alone, probe);
+  ASSERT_EQ(alone.rounds().size(), 1u);
+  EXPECT_NEAR(alone.values()[0], 20 + 9980 * 1.0, 1e-6);  // the hazard
+
+  FastForward carried(10000, 10, 0.01, kEndOnly, false);
+  drive(carried, probe);
+  ASSERT_TRUE(carried.done());
+  EXPECT_FALSE(carried.whole());
+  EXPECT_FALSE(carried.rounds()[0].accepted);
+  EXPECT_LT(carried.rounds()[0].spread, 0);  // nothing to compare with
+  ASSERT_GE(carried.rounds().size(), 3u);
+  EXPECT_GT(carried.rounds()[1].spread, 0.01);
+  EXPECT_NEAR(carried.values()[0], 25 + 9975 * 2.0, 1e-6);
+  EXPECT_LE(carried.estimated_error(), 0.01);
 }
 
 // Two GPUs' outputs at different rates (lane 1 is 10% slower): the call
