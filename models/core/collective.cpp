@@ -330,15 +330,6 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
     removable = plan_.elements / ff_period_;
     removable = removable > 0 ? removable - 1 : 0;
   }
-  // A sweep's next call starts its probes a doubling below the size the
-  // last call was accepted at (at least the configured size), and that
-  // first round is not accepted alone: the probes run after the last call's
-  // and may share their start state, which its checks cannot see (dgx-h100
-  // ideal NVLS, a 2 GiB call whose first round, at the 1 GiB call's 64 and
-  // 128 MiB, was accepted: 4% fast, estimated 0.85%).
-  const auto first_bytes = static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes);
-  const bool carried = ff_accepted_bytes_ > first_bytes;
-  const std::uint64_t probe = (carried ? std::max(first_bytes, ff_accepted_bytes_ / 2) : first_bytes) / es;
   // At least two periods: the first whole period after the start is not yet
   // the steady one where a period is long (NCCL's ring on 4 GPUs: 192 MiB
   // loops; the second loop after the start took 879 us, later ones 822-833),
@@ -351,7 +342,18 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
   // against the whole call, estimated 0.35%; of 16 and 32 loops 0.28%).
   if (nccl_ && !c.symmetric && c.algorithm == CollectiveAlgo::kNvls && nvls_shape_.warp_copy_gbps > 0)
     least = 2 * nvls_shape_.slots;
-  const std::uint64_t base = std::max<std::uint64_t>(least, (probe + ff_period_ - 1) / ff_period_);
+  auto periods_of = [&](std::uint64_t bytes) { return (bytes / es + ff_period_ - 1) / ff_period_; };
+  const std::uint64_t fresh =
+      std::max<std::uint64_t>(least, periods_of(static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes)));
+  // A sweep's next call starts its probes a doubling below the size the
+  // last call was accepted at (at least the configured size), and that
+  // first round is not accepted alone: the probes run after the last call's
+  // and may share their start state, which its checks cannot see (dgx-h100
+  // ideal NVLS, a 2 GiB call whose first round, at the 1 GiB call's 64 and
+  // 128 MiB, was accepted: 4% fast, estimated 0.85%).
+  const std::uint64_t accepted = periods_of(ff_accepted_bytes_);
+  const bool carried = accepted > fresh;
+  const std::uint64_t base = carried ? std::max(fresh, accepted / 2) : fresh;
   c.ff.period_bytes = ff_period_ * es;
   c.ff.periods = removable;
   if (!FastForward::worth(removable, base)) {
