@@ -346,8 +346,9 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
   const std::uint64_t fresh =
       std::max<std::uint64_t>(least, periods_of(static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes)));
   // A sweep's next call starts its probes a doubling below the size the
-  // last call was accepted at (at least the configured size), and that
-  // first round is not accepted alone: the probes run after the last call's
+  // last call accepted was accepted at (a call run whole leaves it), when
+  // that is more than a fresh first probe, and that first round is not
+  // accepted alone: the probes run after the last call's
   // and may share their start state, which its checks cannot see (dgx-h100
   // ideal NVLS, a 2 GiB call whose first round, at the 1 GiB call's 64 and
   // 128 MiB, was accepted: 4% fast, estimated 0.85%).

@@ -32,8 +32,8 @@
 // the skipped share of the call, are the estimated error: a period that
 // still moves as the probes double may move as far over the skipped
 // periods (dgx-h100's ideal NVLS, whose replication slots and input
-// buffers hold its rate to a regime that settles over ~500 us and wanders by
-// up to 9% from one 110 us to the next: one 4 GiB call's rounds from 16 to
+// buffers hold its rate to a regime that settles over ~500 us and wanders
+// within 9% from one 110 us window to another: one 4 GiB call's rounds from 16 to
 // 256 MiB read 7.40, 6.55, 6.37, 6.63 and 6.73 ns a period, whole calls
 // 6.72-6.81; docs/models/fast_forward.md). A first round is accepted alone only where its B
 // was chosen afresh, not carried from a sweep's previous call. Above the
