@@ -350,8 +350,8 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
   // that is more than a fresh first probe, and that first round is not
   // accepted alone: the probes run after the last call's
   // and may share their start state, which its checks cannot see (dgx-h100
-  // ideal NVLS, a 2 GiB call whose first round, at the 1 GiB call's 64 and
-  // 128 MiB, was accepted: 4% fast, estimated 0.85%).
+  // ideal NVLS: a 2 GiB call carried from its first round at the 1 GiB
+  // call's 64 and 128 MiB is 4% fast, estimated 0.85%).
   const std::uint64_t accepted = periods_of(ff_accepted_bytes_);
   const bool carried = accepted > fresh;
   const std::uint64_t base = carried ? std::max(fresh, accepted / 2) : fresh;

@@ -190,12 +190,13 @@ void FastForward::settle() {
   // regime that settles over longer than the shorter probe, or one whose
   // period wanders by more than a probe averages out), the skipped periods
   // may move as far.
+  double moved_t = -1, moved_end = -1;  // each change, -1 where a round lacks it
   if (!rounds_.empty()) {
     const Round& p = rounds_.back();
-    if (r.t > 0 && p.t > 0) r.spread = std::fabs(r.t - p.t) / r.t;
-    if (r.end_slope > 0 && p.end_slope > 0)
-      r.spread = std::max(r.spread, std::fabs(r.end_slope - p.end_slope) / r.end_slope);
+    if (r.t > 0 && p.t > 0) moved_t = std::fabs(r.t - p.t) / r.t;
+    if (r.end_slope > 0 && p.end_slope > 0) moved_end = std::fabs(r.end_slope - p.end_slope) / r.end_slope;
   }
+  r.spread = std::max(moved_t, moved_end);
   r.error = r.t > 0 && end > 0 ? rest * (r.t * (r.drift + std::max(0.0, r.spread)) + tails) / end : 1;
   r.accepted = r.t > 0 && r.error <= tolerance_ && (alone_ || r.spread >= 0);
   if (!r.accepted && before && r.end_slope > 0) {
@@ -207,11 +208,9 @@ void FastForward::settle() {
     // period too, and counts: in a regime that wanders, two end slopes
     // agree by chance (dgx-h100's ideal NVLS, 4 GiB: 6.40 and 6.34 ns from
     // rounds of 32 and 64 MiB, the progress 6.48 and 6.30 with a drift of
-    // 0.3%; the call came out 6% fast). Where it is not (push: drift 5-13%,
-    // its ends steady), the ends are the measure.
-    const Round& p = rounds_.back();
-    double moved = std::fabs(r.end_slope - p.end_slope) / r.end_slope;
-    if (r.t > 0 && p.t > 0 && r.drift <= tolerance_) moved = std::max(moved, std::fabs(r.t - p.t) / r.t);
+    // 0.3%; carried at the ends' slope the call is 6% fast). Where it is
+    // not (push: drift 5-13%, its ends steady), the ends are the measure.
+    const double moved = r.drift <= tolerance_ ? r.spread : moved_end;
     const double e = c.values[0] + rest * r.end_slope;
     const double err = rest * r.end_slope * moved / e;
     if (err <= tolerance_) {
