@@ -204,13 +204,16 @@ void FastForward::settle() {
     // next: a tail that grows with the call (GPUs that fall behind in
     // proportion to it) is then in the slope, not taken for the period.
     // Where the progress is steady within the round (its drift within the
-    // tolerance), its change since the previous round is a change of the
+    // tolerance), or it moved since the previous round by more than its
+    // two parts disagree within this one, its change is a change of the
     // period too, and counts: in a regime that wanders, two end slopes
     // agree by chance (dgx-h100's ideal NVLS, 4 GiB: 6.40 and 6.34 ns from
     // rounds of 32 and 64 MiB, the progress 6.48 and 6.30 with a drift of
-    // 0.3%; carried at the ends' slope the call is 6% fast). Where it is
-    // not (push: drift 5-13%, its ends steady), the ends are the measure.
-    const double moved = r.drift <= tolerance_ ? r.spread : moved_end;
+    // 0.3%; carried at the ends' slope the call is 6% fast). Where the
+    // progress is noisy and moved less than its noise (push: drift 5-13%,
+    // its ends steady), the ends are the measure.
+    const bool progress_moved = r.drift <= tolerance_ || moved_t > r.drift;
+    const double moved = progress_moved ? r.spread : moved_end;
     const double e = c.values[0] + rest * r.end_slope;
     const double err = rest * r.end_slope * moved / e;
     if (err <= tolerance_) {

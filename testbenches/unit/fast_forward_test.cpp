@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -166,6 +167,49 @@ TEST(FastForward, APeriodThatMovesBetweenRoundsIsNotCarried) {
   EXPECT_GT(carried.rounds()[1].spread, 0.01);
   EXPECT_NEAR(carried.values()[0], 25 + 9975 * 2.0, 1e-6);
   EXPECT_LE(carried.estimated_error(), 0.01);
+}
+
+// A lane of k periods, 100 outputs a period, whose output e comes at
+// f(e / 100, k).
+OutputProgress shaped(std::uint64_t k, const std::function<double(double, double)>& f) {
+  OutputProgress p;
+  p.start(k);
+  for (std::uint64_t e = 0; e < 100 * k; ++e) p.add(1, f(static_cast<double>(e + 1) / 100, x(k)));
+  return p;
+}
+
+// The ends' slope holds at 2 from round to round, while the progress's
+// two parts disagree by a little more than the tolerance within each round
+// (its drift). Where the progress also moved between rounds by more than
+// that disagreement (each doubling 5% slower: a regime that wanders), the
+// move is the period's and the ends alone are not trusted; where it did not
+// (the same uneven shape at every length, as push's noisy progress), they
+// are.
+TEST(FastForward, AProgressThatMovesBeyondItsDriftOverrulesTheEnds) {
+  auto slope = [](double k) { return 2 * (1 + 0.05 * std::log2(k / 10)); };
+  FastForward moving(10000, 10, 0.01, kEndOnly);
+  drive(moving, [&](std::uint64_t k) {
+    Lanes l{shaped(k, [&](double e, double kk) { return slope(kk) * e; })};
+    return std::make_pair(Values{5 + 2 * x(k)}, std::move(l));
+  });
+  ASSERT_GE(moving.rounds().size(), 2u);
+  for (const auto& r : moving.rounds()) EXPECT_FALSE(r.accepted);
+  // The second round: the ends' slope has not moved, the progress's drift
+  // is over the tolerance, and the progress moved by more than it.
+  EXPECT_NEAR(moving.rounds()[1].end_slope, moving.rounds()[0].end_slope, 1e-12);
+  EXPECT_GT(moving.rounds()[1].drift, 0.01);
+  EXPECT_GT(moving.rounds()[1].spread, moving.rounds()[1].drift);
+  EXPECT_TRUE(moving.whole());
+
+  FastForward noisy(10000, 10, 0.01, kEndOnly);
+  drive(noisy, [&](std::uint64_t k) {
+    Lanes l{shaped(k, [](double e, double kk) { return 2 * e + 0.6 * kk * std::sin(6.283185307 * e / kk); })};
+    return std::make_pair(Values{5 + 2 * x(k)}, std::move(l));
+  });
+  ASSERT_EQ(noisy.rounds().size(), 2u);
+  EXPECT_GT(noisy.rounds()[1].drift, 0.01);
+  EXPECT_TRUE(noisy.rounds()[1].by_ends);
+  EXPECT_NEAR(noisy.values()[0], 5 + 2.0 * 10000, 1e-6);
 }
 
 // Two GPUs' outputs at different rates (lane 1 is 10% slower): the call
