@@ -347,20 +347,19 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
       std::max<std::uint64_t>(least, periods_of(static_cast<std::uint64_t>(cfg_.fast_forward_probe_bytes)));
   // A sweep's next call starts its probes a doubling below the size the
   // last call accepted was accepted at (a call run whole leaves it), when
-  // that is more than a fresh first probe, and that first round is not
-  // accepted alone: the probes run after the last call's
-  // and may share their start state, which its checks cannot see (dgx-h100
-  // ideal NVLS: a 2 GiB call carried from its first round at the 1 GiB
-  // call's 64 and 128 MiB is 4% fast, estimated 0.85%).
+  // that is more than a fresh first probe: its probes, shorter, would be
+  // rejected again. Its first round is compared with a second like any
+  // other (the probes run after the last call's and may share their start
+  // state: dgx-h100 ideal NVLS, a 2 GiB call accepted in its first round at
+  // the 1 GiB call's 64 and 128 MiB was 4% fast, estimated 0.85%).
   const std::uint64_t accepted = periods_of(ff_accepted_bytes_);
-  const bool carried = accepted > fresh;
-  const std::uint64_t base = carried ? std::max(fresh, accepted / 2) : fresh;
+  const std::uint64_t base = accepted > fresh ? std::max(fresh, accepted / 2) : fresh;
   c.ff.period_bytes = ff_period_ * es;
   c.ff.periods = removable;
   if (!FastForward::worth(removable, base)) {
     c.ff.why_not = "too few periods: " + std::to_string(removable) + " of " +
                    std::to_string(c.ff.period_bytes) + " B, while the probes would keep " +
-                   std::to_string(base) + " x 3, which must be under half of them "
+                   std::to_string(base) + " x 7 (two rounds), which must be under half of them "
                    "(collective.fast_forward_probe_bytes)";
     return;
   }
@@ -369,7 +368,7 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
                                 FfValue::kCount};
   kinds.insert(kinds.end(), static_cast<std::size_t>(n_), FfValue::kFinish);
   kinds.insert(kinds.end(), 2 * static_cast<std::size_t>(n_), FfValue::kPhase);
-  ff_.emplace(removable, base, cfg_.fast_forward_tolerance, std::move(kinds), !carried);
+  ff_.emplace(removable, base, cfg_.fast_forward_tolerance, std::move(kinds));
   c.ff.used = true;
   const bool first = current_ == 0;
   ff_tier_start_[0] = first ? 0 : calls_[current_ - 1].tier_bytes[0];

@@ -34,13 +34,15 @@ void add_fast_forward_keys(Schema<Config>& s) {
   s.add_int("collective.fast_forward_min_bytes", &C::collective,
             &CollectiveConfig::fast_forward_min_bytes, "B", 1, std::int64_t{1} << 40,
             "collective.fast_forward=auto: the smallest call fast-forwarded, per GPU. 256 MiB: "
-            "the two probes from 16 MiB keep 48 MiB, under a fifth of it; in smaller calls the "
-            "start and the tail are most of the time and the saving is small");
+            "the two rounds of probes from 16 MiB (16, 32, 64 MiB) keep 112 MiB, under half of "
+            "it; in smaller calls the start and the tail are most of the time and the saving is "
+            "small");
   s.add_int("collective.fast_forward_probe_bytes", &C::collective,
             &CollectiveConfig::fast_forward_probe_bytes, "B", 1, std::int64_t{1} << 40,
             "collective.fast_forward=auto: what the first probe keeps of the call, per GPU "
             "(whole periods, at least 2; NCCL's NVLS with timed copies 2 x gpu.slots); the second "
-            "keeps twice it. Both must be past the "
+            "keeps twice it, and a second round's probe four times it (no round is accepted "
+            "before a second is compared with it). They must be past the "
             "fabric's fill: where the first is not, its progress says so and a probe of twice "
             "the second's follows; a fill that ends after the last probe goes unseen "
             "(docs/models/fast_forward.md)");

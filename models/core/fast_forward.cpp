@@ -26,11 +26,11 @@ double OutputProgress::all_but(double rest) const {
 }
 
 namespace {
-// Periods the first round's two probes from `base` keep: B + 2B. A later
-// round reuses the previous round's longer probe as its shorter one, so it
-// costs its longer probe alone.
+// Periods the first two rounds' probes from `base` keep: B + 2B, then 4B (a
+// later round reuses the previous round's longer probe as its shorter one,
+// so it costs its longer probe alone).
 std::uint64_t cost(std::uint64_t base) {
-  return 3 * base;
+  return 7 * base;
 }
 // Rounds of probes run while all of them together keep fewer than half the
 // call's periods, so a call that then runs whole costs at most 1.5 times
@@ -41,15 +41,14 @@ bool affordable(std::uint64_t spent, std::uint64_t round, std::uint64_t periods)
 }  // namespace
 
 FastForward::FastForward(std::uint64_t periods, std::uint64_t base, double tolerance,
-                         std::vector<FfValue> kinds, bool alone)
+                         std::vector<FfValue> kinds)
     : periods_(periods),
       base_(std::max<std::uint64_t>(1, base)),
       tolerance_(tolerance),
-      kinds_(std::move(kinds)),
-      alone_(alone) {
+      kinds_(std::move(kinds)) {
   if (!worth(periods_, base_))
-    throw InvariantError("fast-forward: two probes from " + std::to_string(base_) +
-                         " periods cost more than the call's " + std::to_string(periods_));
+    throw InvariantError("fast-forward: two rounds of probes from " + std::to_string(base_) +
+                         " periods keep half the call's " + std::to_string(periods_) + " or more");
   if (kinds_.empty() || kinds_[0] != FfValue::kEnd ||
       std::count(kinds_.begin(), kinds_.end(), FfValue::kEnd) != 1)
     throw InvariantError("fast-forward: value 0, and no other, must be the call's end");
@@ -198,7 +197,8 @@ void FastForward::settle() {
   }
   r.spread = std::max(moved_t, moved_end);
   r.error = r.t > 0 && end > 0 ? rest * (r.t * (r.drift + std::max(0.0, r.spread)) + tails) / end : 1;
-  r.accepted = r.t > 0 && r.error <= tolerance_ && (alone_ || r.spread >= 0);
+  // Not before a previous round measured the period too (the spread).
+  r.accepted = r.t > 0 && r.error <= tolerance_ && r.spread >= 0;
   if (!r.accepted && before && r.end_slope > 0) {
     // Else the ends alone, once their slope holds from one doubling to the
     // next: a tail that grows with the call (GPUs that fall behind in

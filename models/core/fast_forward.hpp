@@ -35,8 +35,11 @@
 // buffers hold its rate to a regime that settles over ~500 us and wanders
 // within 9% from one 110 us window to another: one 4 GiB call's rounds from 16 to
 // 256 MiB read 7.40, 6.55, 6.37, 6.63 and 6.73 ns a period, whole calls
-// 6.72-6.81; docs/models/fast_forward.md). A first round is accepted alone only where its B
-// was chosen afresh, not carried from a sweep's previous call. Above the
+// 6.72-6.81; docs/models/fast_forward.md). No round is accepted before a
+// second has been compared with it: a first round of probes too short to
+// see a slower regime agrees with itself (the same NVLS from a fresh
+// fabric, 256 MiB and 1 GiB accepted from probes of 16 and 32 MiB, came out
+// 1.0-1.2% slow, estimated 0.63-0.70%). Above the
 // tolerance, the kernels' end slope alone is accepted once it holds from
 // the previous round to this one, and T too where the progress is steady
 // within the round (a tail that grows with the call, as GPUs fall
@@ -138,13 +141,11 @@ class FastForward {
   // A call of `periods` (K) removable periods; the first probe keeps `base`
   // (B >= 1); `tolerance`: the largest estimated error accepted (a
   // fraction); `kinds`: what each probe value is (kinds[0] == kEnd).
-  // `alone`: whether the first round may be accepted without a second to
-  // compare its period with (false where B was not chosen afresh).
   FastForward(std::uint64_t periods, std::uint64_t base, double tolerance,
-              std::vector<FfValue> kinds, bool alone = true);
+              std::vector<FfValue> kinds);
 
-  // Whether a first round of two probes from `base` keeps fewer than half
-  // the call's periods.
+  // Whether two rounds of probes from `base` (B, 2B, 4B) keep fewer than
+  // half the call's periods: no round is accepted before a second.
   static bool worth(std::uint64_t periods, std::uint64_t base);
 
   bool done() const { return done_; }
@@ -182,7 +183,6 @@ class FastForward {
   std::uint64_t base_;
   double tolerance_;
   std::vector<FfValue> kinds_;
-  bool alone_;
   int round_probe_ = 0;  // probes run in this round (0..1)
   bool whole_ = false;   // simulating the whole call
   bool done_ = false;

@@ -728,8 +728,8 @@ TEST(Cli, RunSaysWhatWasFastForwarded) {
                            "collective.fast_forward_probe_bytes=2097152";
   const Result ff = sh(base + " collective.data=false");
   ASSERT_EQ(ff.status, 0) << ff.output;
-  EXPECT_NE(ff.output.find("    33554432 B: fast-forwarded: probes of 2099200 4196352 B simulated (18.8% of the call), "
-                           "14335 of 16383 periods of 2048 B skipped, estimated error 0.052%"),
+  EXPECT_NE(ff.output.find("    33554432 B: fast-forwarded: probes of 2099200 4196352 8390656 B simulated (43.8% of the "
+                           "call), 12287 of 16383 periods of 2048 B skipped, estimated error 0.034%"),
             std::string::npos)
       << ff.output;
   EXPECT_EQ(ff.output.find("     1048576 B:"), std::string::npos) << ff.output;  // below the minimum
