@@ -199,21 +199,20 @@ void FastForward::settle() {
   r.error = r.t > 0 && end > 0 ? rest * (r.t * (r.drift + std::max(0.0, r.spread)) + tails) / end : 1;
   // Not before a previous round measured the period too (the spread).
   r.accepted = r.t > 0 && r.error <= tolerance_ && r.spread >= 0;
-  if (!r.accepted && before && r.end_slope > 0) {
-    // Else the ends alone, once their slope holds from one doubling to the
-    // next: a tail that grows with the call (GPUs that fall behind in
-    // proportion to it) is then in the slope, not taken for the period.
-    // Where the progress is steady within the round (its drift within the
-    // tolerance), or it moved since the previous round by more than its
-    // two parts disagree within this one, its change is a change of the
-    // period too, and counts: in a regime that wanders, two end slopes
-    // agree by chance (dgx-h100's ideal NVLS, 4 GiB: 6.40 and 6.34 ns from
-    // rounds of 32 and 64 MiB, the progress 6.48 and 6.30 with a drift of
-    // 0.3%; carried at the ends' slope the call is 6% fast). Where the
-    // progress is noisy and moved less than its noise (push: drift 5-13%,
-    // its ends steady), the ends are the measure.
-    const bool progress_moved = r.drift <= tolerance_ || moved_t > r.drift;
-    const double moved = progress_moved ? r.spread : moved_end;
+  if (!r.accepted && before && r.end_slope > 0 && r.drift > tolerance_ && moved_end <= tolerance_) {
+    // Else, where the progress is not steady within the round (its drift
+    // over the tolerance: push, 5-13%, whose last GPU falls behind in
+    // proportion to the call), the ends alone, once their slope holds
+    // from one doubling to the next within the tolerance: a tail that
+    // grows with the call is then in the slope, not taken for the period.
+    // Where the progress is steady its period is the measure, and ends
+    // that disagree with it count against it above: carried at the ends'
+    // slope, dgx-h100's ring (rounds from 32 MiB: the progress 8.456 ns,
+    // the ends 8.383, whole calls 8.48) came out 0.9-1.1% fast, estimated
+    // 0.8%. Where the progress moved since the previous round by more than
+    // its own drift, its change is the period's too, and counts (in a
+    // regime that wanders two end slopes can agree by chance).
+    const double moved = moved_t > r.drift ? r.spread : moved_end;
     const double e = c.values[0] + rest * r.end_slope;
     const double err = rest * r.end_slope * moved / e;
     if (err <= tolerance_) {

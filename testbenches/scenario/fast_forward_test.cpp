@@ -78,9 +78,12 @@ TEST(FastForward, IdealAlgorithmsWithinOnePercent) {
                              {"direct", kDgx, {"collective.algorithm=direct"}}});
 }
 
-// The ring at the default probes (16 and 32 MiB) on a 256 MiB call.
+// The ring on a 256 MiB call, probes from 4 MiB: its rounds from 4 and
+// 8 MiB are rejected, the one from 16 MiB accepted by its progress. (From
+// the default 16 MiB the round from 32 MiB sees the ends' slope move by
+// 1.1%, and the call runs whole after its probes.)
 TEST(FastForward, RingWithinOnePercentAt256MiB) {
-  expect_within_one_percent({{"ring", kDgx, {"collective.algorithm=ring"}, 16u << 20, 256u << 20}});
+  expect_within_one_percent({{"ring", kDgx, {"collective.algorithm=ring"}, 4u << 20, 256u << 20}});
 }
 
 // NCCL's kernels: whole loops of every channel taken out (the ring on 2
