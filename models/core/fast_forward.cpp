@@ -199,19 +199,24 @@ void FastForward::settle() {
   r.error = r.t > 0 && end > 0 ? rest * (r.t * (r.drift + std::max(0.0, r.spread)) + tails) / end : 1;
   // Not before a previous round measured the period too (the spread).
   r.accepted = r.t > 0 && r.error <= tolerance_ && r.spread >= 0;
-  if (!r.accepted && before && r.end_slope > 0 && r.drift > tolerance_ && moved_end <= tolerance_) {
-    // Else, where the progress is not steady within the round (its drift
-    // over the tolerance: push, 5-13%, whose last GPU falls behind in
-    // proportion to the call), the ends alone, once their slope holds
-    // from one doubling to the next within the tolerance: a tail that
-    // grows with the call is then in the slope, not taken for the period.
-    // Where the progress is steady its period is the measure, and ends
-    // that disagree with it count against it above: carried at the ends'
-    // slope, dgx-h100's ring (rounds from 32 MiB: the progress 8.456 ns,
-    // the ends 8.383, whole calls 8.48) came out 0.9-1.1% fast, estimated
-    // 0.8%. Where the progress moved since the previous round by more than
-    // its own drift, its change is the period's too, and counts (in a
-    // regime that wanders two end slopes can agree by chance).
+  const bool ends_held_better = moved_end >= 0 && moved_end < moved_t;
+  if (!r.accepted && before && r.end_slope > 0 && (r.drift > tolerance_ || ends_held_better) &&
+      moved_end <= tolerance_) {
+    // Else the ends alone, where the progress is not steady within the
+    // round (its drift over the tolerance: push, whose last GPU falls
+    // behind in proportion to the call) or the ends' slope held better
+    // than the progress from the previous round (nvl72's NVLS: the slowest
+    // of 72 lanes 24.23 then 24.02 ns a period, the ends 23.36 then 23.34),
+    // and once that slope holds from one doubling to the next within the
+    // tolerance: a tail that grows with the call is then in the slope, not
+    // taken for the period. Where the progress is steady and held better,
+    // its period is the measure, and ends that disagree with it count
+    // against it above: carried at the ends' slope, dgx-h100's ring
+    // (rounds from 32 MiB: the progress 8.467 then 8.456 ns, the ends 8.476
+    // then 8.381, whole calls 8.48) came out 0.9-1.1% fast, estimated 0.8%.
+    // Where the progress moved since the previous round by more than its
+    // own drift, its change is the period's too, and counts (in a regime
+    // that wanders two end slopes can agree by chance).
     const double moved = moved_t > r.drift ? r.spread : moved_end;
     const double e = c.values[0] + rest * r.end_slope;
     const double err = rest * r.end_slope * moved / e;

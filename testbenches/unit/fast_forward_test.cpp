@@ -233,9 +233,7 @@ TEST(FastForward, TheSlowestLaneSetsTheEnd) {
 // the progress says) behind a progress that is not steady within a round
 // (its two parts disagree by more than the tolerance, as push's do): the
 // ends' slope holds from one doubling to the next, and the call's end is
-// carried at that slope. Behind a steady progress the same tail is a
-// disagreement the progress cannot account for: the rounds are rejected
-// until the call runs whole.
+// carried at that slope.
 TEST(FastForward, AnEndSlopeThatHoldsIsAccepted) {
   FastForward ff(1000, 10, 0.01, kEndOnly);
   const auto kept = drive(ff, [](std::uint64_t k) {
@@ -252,15 +250,18 @@ TEST(FastForward, AnEndSlopeThatHoldsIsAccepted) {
   EXPECT_TRUE(ff.rounds()[1].by_ends);
   EXPECT_NEAR(ff.estimated_error(), 0, 1e-9);
 
+  // Behind a steady progress that held from round to round, ends whose
+  // slope moved (2, then 1.99: the longer probe ended 0.2 early) are the
+  // noisier measure: the call is carried at the progress's period, the
+  // ends' disagreement counted in its error.
   FastForward steady(1000, 10, 0.01, kEndOnly);
-  const auto kept_steady = drive(steady, [](std::uint64_t k) {
-    double last = 0;
-    OutputProgress p = progress(k, 0, 2, 2, &last, 0.1 * x(k));
-    return std::make_pair(Values{last}, Lanes{std::move(p)});
+  drive(steady, [](std::uint64_t k) {
+    return std::make_pair(Values{100 + 2 * x(k) - (k == 40 ? 0.2 : 0)}, Lanes{progress(k, 0, 2, 2)});
   });
-  EXPECT_EQ(kept_steady, (std::vector<std::uint64_t>{10, 20, 40, 80, 160, 1000}));
-  EXPECT_TRUE(steady.whole());
-  for (const auto& r : steady.rounds()) EXPECT_FALSE(r.by_ends);
+  ASSERT_EQ(steady.rounds().size(), 2u);
+  EXPECT_TRUE(steady.rounds()[1].accepted);
+  EXPECT_FALSE(steady.rounds()[1].by_ends);
+  EXPECT_NEAR(steady.values()[0], 179.8 + 2.0 * 960, 1e-6);
 }
 
 // Ends whose slope moved by more than the tolerance between rounds (the
