@@ -40,10 +40,12 @@
 // see a slower regime agrees with itself (the same NVLS from a fresh
 // fabric, 256 MiB and 1 GiB accepted from probes of 16 and 32 MiB, came out
 // 1.0-1.2% slow, estimated 0.63-0.70%). Above the
-// tolerance, the kernels' end slope alone is accepted once it holds from
-// the previous round to this one, and T too where the progress is steady
-// within the round (a tail that grows with the call, as GPUs fall
-// behind in proportion to it, is in that slope). Else B doubles, the next
+// tolerance, the kernels' end slope alone is accepted where the progress
+// is not steady within the round or the slope held better than T since
+// the previous round, once it holds from that round to this one within the
+// tolerance, and T too where T moved by more than its drift (a tail that
+// grows with the call, as GPUs fall behind in proportion to it, is in that
+// slope). Else B doubles, the next
 // round's shorter probe being this round's longer one, while all probes
 // together keep fewer than half the call's periods; when they would not,
 // the call is simulated whole (exact, and said so), at most 1.5 times its
