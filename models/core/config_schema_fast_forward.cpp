@@ -43,8 +43,8 @@ void add_fast_forward_keys(Schema<Config>& s) {
             "(whole periods, at least 2; NCCL's NVLS with timed copies 2 x gpu.slots); the second "
             "keeps twice it, and a second round's probe four times it (no round is accepted "
             "before a second is compared with it). They must be past the "
-            "fabric's fill: where the first is not, its progress says so and a probe of twice "
-            "the second's follows; a fill that ends after the last probe goes unseen "
+            "fabric's fill: where the first is not, the period moves from round to round and "
+            "the probes double; a fill that ends after the last probe goes unseen "
             "(docs/models/fast_forward.md)");
   s.add_real("collective.fast_forward_tolerance", &C::collective,
              &CollectiveConfig::fast_forward_tolerance, "", 0, 1,

@@ -65,7 +65,7 @@
 // moved (every module's pending times, every packet's address and step, the
 // engines' tables), so no model can be left out of the shift as models are
 // added; the steady state is measured, and checked, in the model's own
-// output. The cost: shorter calls, at least two, instead of one.
+// output. The cost: shorter calls, at least three (two rounds), instead of one.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -264,6 +264,38 @@ TEST(FastForward, AnEndSlopeThatHoldsIsAccepted) {
   EXPECT_NEAR(steady.values()[0], 179.8 + 2.0 * 960, 1e-6);
 }
 
+// nvl72's NVLS shape: the slowest lane's progress is steady within each
+// round but reads above the kernels' ends (2.4 against 2.3 a period) and
+// moves 0.2% per doubling, while the ends' slope holds exactly. The ends
+// held better, so the call is carried at their slope, the progress's move
+// in the error. Where the ends moved more than the progress (the second
+// round's longer probe ended 0.2 late), they are not carried.
+TEST(FastForward, EndsThatHeldBetterThanTheProgressAreCarried) {
+  auto lane = [](std::uint64_t k) {
+    const double t = 2.4 * (1 + 0.002 * std::log2(x(k) / 10));
+    return progress(k, 0, t, t);
+  };
+  FastForward held(1000, 10, 0.01, kEndOnly);
+  const auto kept = drive(held, [&](std::uint64_t k) {
+    return std::make_pair(Values{100 + 2.3 * x(k)}, Lanes{lane(k)});
+  });
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{10, 20, 40}));
+  ASSERT_EQ(held.rounds().size(), 2u);
+  const auto& r = held.rounds()[1];
+  EXPECT_LE(r.drift, 0.01);
+  EXPECT_GT(r.spread, 0.001);
+  EXPECT_TRUE(r.by_ends);
+  EXPECT_NEAR(held.values()[0], 100 + 2.3 * 1000, 1e-6);
+  EXPECT_NEAR(held.estimated_error(), 960 * 2.3 * r.spread / (100 + 2.3 * 1000), 1e-9);
+
+  FastForward moved(1000, 10, 0.01, kEndOnly);
+  drive(moved, [&](std::uint64_t k) {
+    return std::make_pair(Values{100 + 2.3 * x(k) + (k == 40 ? 0.2 : 0)}, Lanes{lane(k)});
+  });
+  ASSERT_GE(moved.rounds().size(), 2u);
+  EXPECT_FALSE(moved.rounds()[1].accepted);
+}
+
 // Ends whose slope moved by more than the tolerance between rounds (the
 // second round's longer probe ended 0.48 early: 2 then 1.976 a period)
 // behind a progress that is not steady: the ends' slope has not held, and
