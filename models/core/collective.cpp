@@ -349,9 +349,8 @@ void CollectiveSweep::plan_fast_forward(CollectiveCall& c) {
   // last call accepted was accepted at (a call run whole leaves it), when
   // that is more than a fresh first probe: its probes, shorter, would be
   // rejected again. Its first round is compared with a second like any
-  // other (the probes run after the last call's and may share their start
-  // state: dgx-h100 ideal NVLS, a 2 GiB call accepted in its first round at
-  // the 1 GiB call's 64 and 128 MiB was 4% fast, estimated 0.85%).
+  // other: the probes run after the last call's and may share the start
+  // state it left, which no check inside one round sees.
   const std::uint64_t accepted = periods_of(ff_accepted_bytes_);
   const std::uint64_t base = accepted > fresh ? std::max(fresh, accepted / 2) : fresh;
   c.ff.period_bytes = ff_period_ * es;

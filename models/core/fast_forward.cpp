@@ -211,10 +211,9 @@ void FastForward::settle() {
     // tolerance: a tail that grows with the call is then in the slope, not
     // taken for the period. Where the progress is steady and held better,
     // its period is the measure, and ends that disagree with it count
-    // against it above: carried at the ends' slope, dgx-h100's ring
-    // (rounds from 16 and 32 MiB: the progress 8.467 then 8.456 ns, the ends
-    // 8.476 then 8.381, whole calls 8.48) came out 0.86-0.95% fast,
-    // estimated 0.75-0.85%.
+    // against it above (dgx-h100's ring, rounds from 16 and 32 MiB: the
+    // progress reads 8.467 then 8.456 ns, the ends 8.476 then 8.381, against
+    // 8.48 in whole calls).
     // Where the progress moved since the previous round by more than its
     // own drift, its change is the period's too, and counts (in a regime
     // that wanders two end slopes can agree by chance).

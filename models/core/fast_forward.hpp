@@ -31,15 +31,12 @@
 // the spread). The drift, the spread and the larger disagreement, times
 // the skipped share of the call, are the estimated error: a period that
 // still moves as the probes double may move as far over the skipped
-// periods (dgx-h100's ideal NVLS, whose replication slots and input
-// buffers hold its rate to a regime that settles over ~500 us and wanders
-// within 9% from one 110 us window to another: one 4 GiB call's rounds from 16 to
-// 256 MiB read 7.40, 6.55, 6.37, 6.63 and 6.73 ns a period, whole calls
-// 6.72-6.81; docs/models/fast_forward.md). No round is accepted before a
+// periods (a fabric near its links' capacity, whose queues fill and drain
+// over many periods, as dgx-h100's ideal NVLS with shallow switch inputs;
+// docs/models/fast_forward.md). No round is accepted before a
 // second has been compared with it: a first round of probes too short to
-// see a slower regime agrees with itself (the same NVLS from a fresh
-// fabric, 256 MiB and 1 GiB accepted from probes of 16 and 32 MiB, came out
-// 1.0-1.2% slow, estimated 0.63-0.70%). Above the
+// see a slower regime agrees with itself, and only the period's change
+// from one round to the next (the spread) shows that. Above the
 // tolerance, the kernels' end slope alone is accepted where the progress
 // is not steady within the round or the slope held better than T since
 // the previous round, once it holds from that round to this one within the
