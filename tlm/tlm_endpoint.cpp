@@ -46,7 +46,7 @@ TlmEndpoint::Limits::Limits(const Config& cfg)
 
 void TlmEndpoint::connect(int port, Link* tx, Link* rx, int /*peer_switch*/) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
-  ports_[static_cast<size_t>(port)].rx.link = rx;
+  ports_[static_cast<size_t>(port)].rx.attach(rx);
 }
 
 void TlmEndpoint::start_of_simulation() {

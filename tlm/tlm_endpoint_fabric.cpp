@@ -334,7 +334,7 @@ void TlmEndpoint::at_next_response(std::uint32_t s) {
 
 // Packet `id`'s tail arrived on port `port`'s receiving link at `t`.
 void TlmEndpoint::arrive(PacketId id, std::uint32_t port, Ps t) {
-  const Receiver& rx = ports_[port].rx;
+  Receiver& rx = ports_[port].rx;
   rx.arrived();
   const Packet p = pool_.get(id);
   check_delivery(p, id_);

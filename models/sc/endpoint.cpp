@@ -55,7 +55,7 @@ Endpoint::Endpoint(const sc_core::sc_module_name& name, Scheduler& scheduler, in
 
 void Endpoint::connect(int port, Link* tx, Link* rx) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
-  ports_[static_cast<size_t>(port)].rx.link = rx;
+  ports_[static_cast<size_t>(port)].rx.attach(rx);
 }
 
 void Endpoint::start_of_simulation() { ensure_generation_wake(); }
@@ -250,7 +250,7 @@ void Endpoint::handle(const Item& item) {
       try_link(static_cast<int>(item.a));
       break;
     case kItemArrive: {
-      const Receiver& rx = ports_[item.b].rx;
+      Receiver& rx = ports_[item.b].rx;
       rx.arrived();
       const PacketId id = item.a;
       Packet& p = pool_.get(id);

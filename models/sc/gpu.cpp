@@ -50,7 +50,7 @@ Gpu::~Gpu() = default;
 
 void Gpu::connect(int port, Link* tx, Link* rx, int peer_switch) {
   ports_[static_cast<size_t>(port)].tx.link = tx;
-  ports_[static_cast<size_t>(port)].rx.link = rx;
+  ports_[static_cast<size_t>(port)].rx.attach(rx);
   if (port_switch_.size() < ports_.size()) port_switch_.resize(ports_.size(), -1);
   port_switch_[static_cast<size_t>(port)] = peer_switch;
 }
@@ -311,7 +311,7 @@ void Gpu::handle(const Item& item) {
       try_link(static_cast<int>(item.a));
       break;
     case kItemArrive: {
-      const Receiver& rx = ports_[item.b].rx;
+      Receiver& rx = ports_[item.b].rx;
       rx.arrived();
       Packet& p = pool_.get(item.a);
       check_delivery(p, id_);

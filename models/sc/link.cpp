@@ -56,7 +56,6 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     ++packets_sent_;
     flits_sent_ += p.flits;
   }
-  ++in_flight_;
   vc_[p.vc].outstanding += p.flits;
   if (wave_) {
     wave_->set(w_valid_, s, 1);
@@ -82,6 +81,7 @@ void Link::send(PacketId id, Packet& p, Ps start) {
     replay_held_ += p.flits;
     rel_stats_.replay_buffer_max = std::max(rel_stats_.replay_buffer_max, replay_held_);
     acks_.push_back(Return{tail + rel_.ack_delay_ps + wire_ps_, -1, p.flits});
+    next_landing_ = std::min(next_landing_, acks_.back().t);
   }
   if (window_.contains(start)) {
     rel_stats_.added_ps.record(s - start);
@@ -175,8 +175,10 @@ void Link::return_credits(int vc, int flits, Ps when) {
   last_freed_ = std::max(last_freed_, when);
   const Ps t = when + wire_ps_;  // credits ride the reverse link (FEC too)
   if (wave_) wave_->add(w_credits_[v], t, flits);
-  if (returns_.empty() || t >= returns_.back().t) {
+  if (returns_.empty() || t >= last_return_) {
     returns_.push_back(Return{t, vc, flits});
+    last_return_ = t;
+    next_landing_ = std::min(next_landing_, t);
   } else {
     // Out of order (a receiver freeing buffers out of order): deliver this
     // one as an event of its own so the FIFO stays sorted.
@@ -193,6 +195,7 @@ void Link::return_credits(int vc, int flits, Ps when) {
 void HeldCredits::release(Ps t) const { link->return_credits(vc, flits, t); }
 
 void Link::absorb(Ps now) {
+  if (now < next_landing_) return;  // nothing has landed yet
   while (!returns_.empty() && returns_.front().t <= now) {
     const Return& r = returns_.front();
     credits_arrived(r.vc, r.flits);
@@ -202,12 +205,13 @@ void Link::absorb(Ps now) {
     replay_held_ -= acks_.front().flits;
     acks_.pop_front();
   }
+  next_landing_ = returns_.empty() ? kNever : returns_.front().t;
+  if (!acks_.empty()) next_landing_ = std::min(next_landing_, acks_.front().t);
 }
 
 void Link::wait_for_credits() {
   // Wake at the next credit return or ack, whichever lands first.
-  Ps next = returns_.empty() ? kNever : returns_.front().t;
-  if (!acks_.empty()) next = std::min(next, acks_.front().t);
+  const Ps next = next_landing_;
   if (next == kNever) {
     tx_waiting_ = true;
   } else if (next != wake_sent_for_) {  // one wake per landing time

@@ -73,13 +73,24 @@ class Receiver {
  public:
   Link* link = nullptr;  // null for a port fed by no link (a switch's engine input)
 
-  // The arrival of a packet was handled: one packet fewer on the link.
-  void arrived() const { link->arrived(); }
+  // Fed by `l`, which reads this receiver's arrivals for its count of
+  // packets in flight (the receiver must not move after this).
+  void attach(Link* l) {
+    link = l;
+    if (l != nullptr) l->count_arrivals_at(&arrivals_);
+  }
+  // The arrival of a packet was handled: one packet fewer on the link. The
+  // count stays here, in the receiver's own state, so an arrival does not
+  // touch the link (one cache miss a packet-hop on a large fabric).
+  void arrived() { ++arrivals_; }
   // `flits` of `vc` left the buffer at `t` (>= now): their credits go back.
   void free(int vc, int flits, Ps t) const { link->return_credits(vc, flits, t); }
   void free(const Packet& p, Ps t) const { free(p.vc, p.flits, t); }
   // The packet stays past its arrival: its credits go back on release().
   HeldCredits hold(const Packet& p) const { return HeldCredits{link, p.vc, p.flits}; }
+
+ private:
+  std::uint64_t arrivals_ = 0;
 };
 
 }  // namespace fabricsim

@@ -54,7 +54,7 @@ void Switch::set_multicast_groups(std::vector<std::vector<int>> groups) {
 }
 
 void Switch::connect_input(int port, Link* in) {
-  inputs_[static_cast<size_t>(port)].rx.link = in;
+  inputs_[static_cast<size_t>(port)].rx.attach(in);
 }
 
 void Switch::connect_output(int port, Link* out) {

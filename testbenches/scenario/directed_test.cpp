@@ -13,6 +13,7 @@
 #include "models/core/topology.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 #include "models/sc/switch.hpp"
 
 namespace fabricsim {
@@ -94,18 +95,18 @@ class RecordingSink : public TimedModule {
  public:
   RecordingSink(const sc_core::sc_module_name& n, Scheduler& s, PacketPool& pool)
       : TimedModule(n, s), pool_(pool) {}
-  Link* in = nullptr;
+  Receiver rx;  // attach() to the link it drains
   int starved_vc = -1;
   std::map<std::uint64_t, Ps> tail_of_serial;
   std::vector<int> per_vc = std::vector<int>(16, 0);
 
  protected:
   void handle(const Item& it) override {
-    in->arrived();
+    rx.arrived();
     const Packet& p = pool_.get(it.a);
     tail_of_serial[p.serial] = it.time;
     ++per_vc[p.vc];
-    if (p.vc != starved_vc) in->return_credits(p.vc, p.flits, it.time);
+    if (p.vc != starved_vc) rx.link->return_credits(p.vc, p.flits, it.time);
     pool_.release(it.a);
   }
 
@@ -137,7 +138,7 @@ struct BareSwitch {
       up->bind_rx(sw.get(), static_cast<std::uint32_t>(i), false);
       dn->bind_tx(sw.get(), static_cast<std::uint32_t>(i));
       dn->bind_rx(sinks.back().get(), 0, true);
-      sinks.back()->in = dn.get();
+      sinks.back()->rx.attach(dn.get());
       sw->connect_input(i, up.get());
       sw->connect_output(i, dn.get());
       src->up.push_back(up.get());
@@ -269,7 +270,7 @@ TEST(Directed, StarvedVcDoesNotBlockTheOtherVc) {
   Link fwd("fwd", 640, 5000, 2, 32, w);
   fwd.bind_tx(&tx, 0);
   fwd.bind_rx(&rx, 0, true);
-  rx.in = &fwd;
+  rx.rx.attach(&fwd);
   tx.connect(0, &fwd, &fwd);
   sc_core::sc_start(sc_core::sc_time::from_value(w.end));
   ASSERT_FALSE(sched.errors().failed()) << sched.errors().message();

@@ -7,6 +7,7 @@
 #include "models/core/config.hpp"
 #include "models/sc/endpoint.hpp"
 #include "models/sc/link.hpp"
+#include "models/sc/link_port.hpp"
 
 namespace fabricsim {
 namespace {
@@ -102,14 +103,14 @@ class DoubleCreditSink : public TimedModule {
  public:
   DoubleCreditSink(const sc_core::sc_module_name& n, Scheduler& s, PacketPool& pool)
       : TimedModule(n, s), pool_(pool) {}
-  Link* in = nullptr;
+  Receiver rx;  // attach() to the link it drains
 
  protected:
   void handle(const Item& it) override {
-    in->arrived();
+    rx.arrived();
     const Packet& p = pool_.get(it.a);
-    in->return_credits(p.vc, p.flits, it.time);
-    in->return_credits(p.vc, p.flits, it.time);  // the bug under test
+    rx.link->return_credits(p.vc, p.flits, it.time);
+    rx.link->return_credits(p.vc, p.flits, it.time);  // the bug under test
   }
 
  private:
@@ -130,7 +131,7 @@ TEST(LinkCredits, ReceiverReturningTooManyCreditsIsDetected) {
   Link fwd("fwd", 640, 10000, 1, 16, w);
   fwd.bind_tx(&tx, 0);
   fwd.bind_rx(&bad, 0, true);
-  bad.in = &fwd;
+  bad.rx.attach(&fwd);
   tx.connect(0, &fwd, &fwd);
   sc_core::sc_start(sc_core::sc_time::from_value(w.end));
   ASSERT_TRUE(sched.errors().failed());
@@ -163,12 +164,12 @@ class GreedySender : public TimedModule {
 class PassiveSink : public TimedModule {
  public:
   using TimedModule::TimedModule;
-  Link* in = nullptr;
+  Receiver rx;  // attach() to the link it drains
 
  protected:
   void handle(const Item& it) override {
-    in->arrived();
-    in->return_credits(0, 1, it.time);
+    rx.arrived();
+    rx.link->return_credits(0, 1, it.time);
   }
 };
 
@@ -182,7 +183,7 @@ TEST(LinkCredits, SenderIgnoringCreditsIsDetected) {
   fwd.bind_tx(&tx, 0);
   fwd.bind_rx(&rx, 0, true);
   tx.out = &fwd;
-  rx.in = &fwd;
+  rx.rx.attach(&fwd);
   sc_core::sc_start(sc_core::sc_time::from_value(w.end));
   ASSERT_TRUE(sched.errors().failed());
   EXPECT_NE(sched.errors().message().find("fwd.vc0: credit underflow"), std::string::npos)
