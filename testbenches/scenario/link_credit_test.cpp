@@ -69,6 +69,12 @@ TEST(LinkCredits, BufferOfOneRoundTripGivesLineRate) {
   LinkBench b(100, 1, kLatencyNs, false);
   EXPECT_NEAR(b.run(), 1.0, 0.002);
   EXPECT_EQ(b.fwd->credit_stall_ps(), 0u);
+  // At the end, the packets of the last 31.68 + 0.64 ns (a flit each 0.64
+  // ns) are on the wire: the link's sends less its receiver's arrivals.
+  const std::uint64_t on_wire = b.fwd->in_flight();
+  EXPECT_EQ(on_wire, b.fwd->transmissions() - b.rx->delivered());
+  EXPECT_GE(on_wire, 49u);
+  EXPECT_LE(on_wire, 51u);
 }
 
 TEST(LinkCredits, HalfTheRoundTripGivesHalfTheRate) {
