@@ -125,8 +125,8 @@ class alignas(64) Link {  // its hot members start a cache line (below)
   // Starts serialising `p` at `start` (>= free_at()). Takes its credits,
   // stamps p.t_head with the head's arrival time and queues the arrival.
   void send(PacketId id, Packet& p, Ps start);
-  // The receiver calls this when the arrival item is handled.
-  // Where the receiver counts the packets it took off this link.
+  // Where the receiver counts the packets it took off this link
+  // (Receiver::attach; it counts them as it handles their arrival items).
   void count_arrivals_at(const std::uint64_t* arrivals) { arrivals_ = arrivals; }
   // The receiver freed `flits` of `vc` at time `when` (>= now).
   void return_credits(int vc, int flits, Ps when);
