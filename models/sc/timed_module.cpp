@@ -56,6 +56,13 @@ void Scheduler::run() {
       // model does today: links have positive latency), which appends to this
       // bucket: walk it by index.
       for (std::size_t i = 0; i < b.items.size(); ++i) {
+        // A large fabric wakes about a hundred modules per instant, each
+        // stalling on its own lines: ask for the ones ahead in stages
+        // (module, its calendar's front bucket, that bucket's items).
+        const std::size_t n = b.items.size();
+        if (i + 6 < n) b.items[i + 6]->prefetch_self();
+        if (i + 3 < n) b.items[i + 3]->prefetch_calendar();
+        if (i + 1 < n) b.items[i + 1]->prefetch_values();
         TimedModule* m = b.items[i];
         // A module that asked again for an earlier time left a stale entry.
         if (m->wake_at_ != b.t) continue;

@@ -160,6 +160,13 @@ class TimedModule : public sc_core::sc_module {
   // Called by the scheduler at the time it was asked for. Returns false
   // after a model error (reported to the scheduler's ErrorSink).
   bool wake(Ps t);
+  // Staged cache hints for the scheduler's walk (see Scheduler::run).
+  void prefetch_self() const {
+    __builtin_prefetch(&wake_at_);
+    __builtin_prefetch(&items_);
+  }
+  void prefetch_calendar() const { items_.prefetch_front(); }
+  void prefetch_values() const { items_.prefetch_front_values(); }
 
   Scheduler& scheduler_;
   TimeBuckets<Item> items_;
