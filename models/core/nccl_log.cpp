@@ -81,6 +81,7 @@ std::string spelled(const std::vector<std::string>& names, const std::string& na
 // order when a section's rows come without one.
 struct Columns {
   int size = -1, count = -1, type = -1, redop = -1, time = -1, algbw = -1, busbw = -1;
+  int in_place_time = -1;  // the second 'time' (optional: a row may end before it)
   std::size_t needed = 0;  // fields a row must have
 };
 
@@ -97,6 +98,7 @@ std::optional<Columns> default_columns(std::size_t fields) {
   c.time = 4 + root;
   c.algbw = 5 + root;
   c.busbw = 6 + root;
+  c.in_place_time = 8 + root;
   c.needed = fields;
   return c;
 }
@@ -215,7 +217,10 @@ class Parser {
       if (k == "count") c.count = i;
       if (k == "type") c.type = i;
       if (k == "redop") c.redop = i;
-      if (k == "time") c.time = i;
+      if (k == "time") {
+        if (c.time >= 0) c.in_place_time = c.time;  // the later 'time' is the in-place one
+        c.time = i;
+      }
       if (k == "algbw") c.algbw = i;
       if (k == "busbw") c.busbw = i;
     }
@@ -356,6 +361,11 @@ class Parser {
       fail(log_.origin, n, "algbw '" + at(c.algbw) + "' is not a bandwidth in GB/s");
     if (!parse_finite(at(c.busbw), r.busbw) || r.busbw < 0)
       fail(log_.origin, n, "busbw '" + at(c.busbw) + "' is not a bandwidth in GB/s");
+    if (c.in_place_time >= 0 && static_cast<std::size_t>(c.in_place_time) < w.size() &&
+        at(c.in_place_time) != "N/A" &&
+        (!parse_finite(at(c.in_place_time), r.in_place_time_us) || r.in_place_time_us <= 0))
+      fail(log_.origin, n,
+           "in-place time '" + at(c.in_place_time) + "' is not a positive number of us (or N/A)");
     // A size not above the last one: another sweep, a section of its own.
     if (!current_ || (log_.sections.back().count > 0 && r.size <= log_.rows.back().size)) {
       NcclSection s;

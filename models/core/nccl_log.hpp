@@ -45,6 +45,10 @@ struct NcclRow {
   std::uint64_t count = 0;  // elements
   std::string type, redop;
   double time_us = 0, algbw = 0, busbw = 0;  // out-of-place
+  // The in-place run of the same call, printed after it on the same row
+  // (0: the log has no such column, or prints N/A): the machine's second
+  // measurement of the same kernel, a view of its run-to-run spread.
+  double in_place_time_us = 0;
   int line = 0;
   std::size_t section = 0;  // index in NcclLog::sections
   int ranks = 0;            // GPUs it ran on; 0: the log does not say

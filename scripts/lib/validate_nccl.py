@@ -111,6 +111,12 @@ def ff_text(ff):
 def summary_row(path, j, host, png):
     rows = j["rows"]
     bw = abs_errors(rows, "busbw_error", lambda r: MIB <= r["size_bytes"] <= 256 * MIB)
+    # Rows whose out-of-place and in-place runs are further apart than the
+    # largest error the targets allow (fabricsim compare flags them).
+    bw_steady = abs_errors(rows, "busbw_error",
+                           lambda r: MIB <= r["size_bytes"] <= 256 * MIB and not r.get("unsteady"))
+    bw_unsteady = [r for r in rows if r["status"] == "simulated" and r.get("unsteady")
+                   and r["busbw_error"] is not None and MIB <= r["size_bytes"] <= 256 * MIB]
     large = abs_errors(rows, "busbw_error", lambda r: r["size_bytes"] > 256 * MIB)
     ff = [r["fast_forward"] for r in rows if r["status"] == "simulated" and r.get("fast_forward")]
     small = abs_errors(rows, "time_error", lambda r: r["size_bytes"] < MIB)
@@ -134,6 +140,9 @@ def summary_row(path, j, host, png):
         "bw_mean": pct(sum(bw) / len(bw)) if bw else "-",
         "bw_max": pct(max(bw)) if bw else "-",
         "bw_sizes": len(bw),
+        "bw_steady": (f"; steady sizes {pct(sum(bw_steady) / len(bw_steady))} / {pct(max(bw_steady))} "
+                      f"({len(bw_steady)}), unsteady {', '.join(str(r['size_bytes']) for r in bw_unsteady)}"
+                      if bw_unsteady and bw_steady else ""),
         "large_mean": pct(sum(large) / len(large)) if large else "-",
         "large_max": pct(max(large)) if large else "-",
         "large_sizes": len(large),
@@ -204,7 +213,8 @@ def table(args, summaries, total_host):
              "to 256 MiB that were simulated, and over the larger ones simulated; time error: max over the "
              "sizes below 1 MiB. Timing only (`collective.data=false`): sizes from 256 MiB may be "
              "fast-forwarded (docs/models/fast_forward.md); the column says how many were and their largest "
-             "estimated error. "
+             "estimated error. An unsteady size: nccl-tests' out-of-place and in-place runs of it differ "
+             "by more than 15%, the largest busbw error allowed; the errors over the other sizes follow. "
              "'?': the log does not say which algorithm or protocol NCCL ran (simulated "
              "with the configuration's). Host time: wall clock of the file's simulations on this machine, "
              "shared with other work.",
@@ -216,7 +226,7 @@ def table(args, summaries, total_host):
     for s in summaries:
         lines.append(
             f"| {s['file']} | {s['n']} | {s['measured']} | {s['simulated']} | "
-            f"{s['bw_mean']} / {s['bw_max']} ({s['bw_sizes']}) | "
+            f"{s['bw_mean']} / {s['bw_max']} ({s['bw_sizes']}){s['bw_steady']} | "
             f"{s['large_mean']} / {s['large_max']} ({s['large_sizes']}) | {s['small_max']} ({s['small_sizes']}) | "
             f"{s['simulated_sizes']} of {s['sizes']} | "
             f"{s['ff_text']} | "

@@ -437,6 +437,46 @@ void write_two_gpu_log(const std::string& path, std::size_t rows, const std::str
   f << "# NCCL tuner choice per size (test): " << choices << "\n";
 }
 
+// A size whose out-of-place and in-place runs are more than 15% apart is
+// compared as any other (against the out-of-place time) and flagged
+// unsteady: a note with both times, the summary over the other sizes too,
+// and the flag in compare.json.
+TEST(Cli, CompareFlagsUnsteadyMeasurements) {
+  const std::string dir = temp_dir("compare-unsteady");
+  fs::create_directories(dir);
+  const std::string log = dir + "/unsteady.txt";
+  std::ofstream(log) << "# GPUS (n): 2\n# COLLECTIVE: all_reduce_perf\n"
+                        "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+                        "  1024   256  float  sum  -1  20.1  0.05  0.05  0  20.0  0.05  0.05  0\n"
+                        "  2048   512  float  sum  -1  30.0  0.07  0.07  0  20.0  0.10  0.10  0\n"
+                        "  4096  1024  float  sum  -1  20.3  0.20  0.20  0  19.0  0.20  0.20  0\n";
+  const Result r = sh("compare " + log + " " + kSrc + "/configs/dgx-h100.yaml --set collective.algorithm=ring --out " +
+                      dir + "/out");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("2048 B (line 5): unsteady measurement: out of place 30.00 us, in place 20.00 us, "
+                          "50% apart (more than 15%); the simulated time is"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("1024 B (line 4): unsteady"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("4096 B (line 6): unsteady"), std::string::npos) << r.output;  // 6.8% apart
+  EXPECT_NE(r.output.find("# 3 of 3 sizes compared"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# without the 1 unsteady sizes (the machine's two runs more than 15% apart): time mean "
+                          "|error|"),
+            std::string::npos)
+      << r.output;
+  std::ifstream f(dir + "/out/compare.json");
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_FALSE(j["rows"][0]["unsteady"].get<bool>());
+  EXPECT_TRUE(j["rows"][1]["unsteady"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["rows"][1]["measured_in_place_time_us"].get<double>(), 20.0);
+  EXPECT_NEAR(j["rows"][1]["measured_spread"].get<double>(), 0.5, 1e-12);
+  EXPECT_EQ(j["summary"]["unsteady_sizes"].get<int>(), 1);
+  EXPECT_EQ(j["summary"]["time"]["sizes"].get<int>(), 3);
+  EXPECT_EQ(j["summary"]["steady_time"]["sizes"].get<int>(), 2);
+  fs::remove_all(dir);
+}
+
 // --only-protocol: only the sizes the log says ran with that protocol are
 // simulated; the rest are rows left out, saying why; a protocol NCCL does
 // not have is refused, naming the ones it has.

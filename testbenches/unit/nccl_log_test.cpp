@@ -217,6 +217,31 @@ TEST(NcclLog, OlderLayoutsWithoutRootOrRanks) {
   EXPECT_EQ(log.ranks, 8);  // nGpus x nThread
   ASSERT_EQ(log.rows.size(), 2u);
   EXPECT_DOUBLE_EQ(log.rows[1].time_us, 30.2);
+  EXPECT_DOUBLE_EQ(log.rows[1].in_place_time_us, 30.0);  // the header's second 'time'
+}
+
+// The in-place run's time: read from the second 'time' column (a header's,
+// or nccl-tests' own order without one); absent, or N/A, it is 0; anything
+// else that is not a positive time names the line.
+TEST(NcclLog, InPlaceTimeWhenTheRowHasOne) {
+  const std::string header =
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n";
+  const NcclLog both = parse_nccl_log(header + "1048576 262144 float sum -1 32.61 32.15 48.23 0 22.34 46.93 70.40 0\n"
+                                               "2097152 524288 float sum -1 22.94 91.43 137.14 0 N/A N/A N/A 0\n",
+                                      "l");
+  ASSERT_EQ(both.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(both.rows[0].time_us, 32.61);
+  EXPECT_DOUBLE_EQ(both.rows[0].in_place_time_us, 22.34);
+  EXPECT_EQ(both.rows[1].in_place_time_us, 0);
+  const NcclLog one = parse_nccl_log("#  size  count  type  redop  root  time  algbw  busbw  #wrong\n"
+                                     "1024 256 float sum -1 5 1 1 0\n",
+                                     "l");
+  EXPECT_EQ(one.rows[0].in_place_time_us, 0);
+  // No header after a '###' section: nccl-tests' 13 fields, in-place time the 10th.
+  const NcclLog bare = parse_nccl_log(header + "### GPUS=4\n1024 256 float sum -1 5 1 1 0 6 1 1 0\n", "l");
+  EXPECT_DOUBLE_EQ(bare.rows.back().in_place_time_us, 6);
+  EXPECT_NE(error_of(header + "1024 256 float sum -1 5 1 1 0 -2 1 1 0\n").find("log:2: in-place time '-2'"),
+            std::string::npos);
 }
 
 TEST(NcclLog, MalformedInputNamesTheLine) {
