@@ -521,7 +521,7 @@ void print_section(const NcclLog& log, std::size_t k) {
 // The errors of the sizes simulated: all of them, and the steady ones.
 struct Errors {
   ErrorSum time, busbw, steady_time, steady_busbw;
-  int unsteady = 0;
+  int unsteady_sizes = 0;  // simulated sizes flagged unsteady
 };
 
 Errors sum_errors(const Plan& p) {
@@ -532,7 +532,7 @@ Errors sum_errors(const Plan& p) {
     e.time.add(c.time_err);
     if (c.busbw_resolved) e.busbw.add(c.busbw_err);
     if (unsteady(*r.m)) {
-      ++e.unsteady;
+      ++e.unsteady_sizes;
       continue;
     }
     e.steady_time.add(c.time_err);
@@ -585,7 +585,7 @@ void print_table(const CompareOptions& opts, const Plan& p) {
                             100.0 * ((*sim)["time_us"].get<double>() - r.m->in_place_time_us) /
                                 r.m->in_place_time_us);
     fmt::print("# {:>12} B (line {}): unsteady measurement: out of place {:.2f} us, in place {:.2f} us, "
-               "{:.0f}% apart (more than {:.0f}%){}\n",
+               "{:.1f}% apart (more than {:.0f}%){}\n",
                r.m->size, r.m->line, r.m->time_us, r.m->in_place_time_us, 100.0 * run_spread(*r.m),
                100.0 * kUnsteadySpread, against);
   }
@@ -642,9 +642,10 @@ void print_footer(const CompareOptions& opts, const Plan& p, const Errors& e) {
   fmt::print("# {} of {} sizes compared: {}; {} (busbw '-': measured below {:g} GB/s, printed with "
              "too few digits to compare); simulated statistics in {}\n",
              time_err.n, p.rows.size(), time_err.text("time"), bw_err.text("busbw"), kBusbwResolvedGBps, where);
-  if (e.unsteady > 0)
-    fmt::print("# without the {} unsteady sizes (the machine's two runs more than {:.0f}% apart): {}; {}\n",
-               e.unsteady, 100.0 * kUnsteadySpread, e.steady_time.text("time"), e.steady_busbw.text("busbw"));
+  if (e.unsteady_sizes > 0)
+    fmt::print("# without the {} unsteady size{} (the machine's two runs more than {:.0f}% apart): {}; {}\n",
+               e.unsteady_sizes, e.unsteady_sizes == 1 ? "" : "s", 100.0 * kUnsteadySpread,
+               e.steady_time.text("time"), e.steady_busbw.text("busbw"));
   for (std::size_t k = 0; k < p.runs.size(); ++k) {
     const Run& run = p.runs[k];
     std::string sets;
@@ -749,7 +750,7 @@ void write_json(const CompareOptions& opts, const Plan& p, const Errors& e) {
   j["unsteady_spread"] = kUnsteadySpread;
   j["summary"] = {{"time", e.time.json()},
                   {"busbw", e.busbw.json()},
-                  {"unsteady_sizes", e.unsteady},
+                  {"unsteady_sizes", e.unsteady_sizes},
                   {"steady_time", e.steady_time.json()},
                   {"steady_busbw", e.steady_busbw.json()}};
   const std::string path = opts.json_path.empty()

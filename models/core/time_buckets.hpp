@@ -52,7 +52,9 @@ class TimeBuckets {
   Bucket& front() { return *front_; }
   // Hints for a caller that will take the front soon (the scheduler walks
   // many modules per instant, each stalling on its own calendar's lines):
-  // the front bucket, then its values. No effect on results.
+  // the front bucket, then its values. They load front_ (and the second
+  // the bucket's vector), which earlier hints should have brought in; no
+  // effect on results.
   void prefetch_front() const {
     if (front_ != nullptr) __builtin_prefetch(front_);
   }
@@ -178,6 +180,11 @@ class TimeBuckets {
     return b;
   }
 
+  // What add(), next_time() and pop_front() read first, together at the
+  // front (64 bytes up to slots_'s pointer): a module's calendar is usually
+  // cold when another module queues into it or it wakes.
+  Bucket* front_ = nullptr;  // the earliest bucket
+  Ps last_taken_ = 0;        // time of the last bucket taken (its slot: base_)
   int shift_;
   std::uint64_t n_;             // slots, a power of two
   std::uint64_t base_ = 0;      // slot of the last bucket taken: the ring spans [base_, base_ + n_)
@@ -185,8 +192,6 @@ class TimeBuckets {
   std::vector<std::uint64_t> bits_;  // slots in use
   std::vector<Bucket*> overflow_;    // beyond the span, ascending time from over_head_
   std::size_t over_head_ = 0;
-  Bucket* front_ = nullptr;  // the earliest bucket
-  Ps last_taken_ = 0;        // time of the last bucket taken (its slot: base_)
   std::vector<Bucket*> spare_;
   std::vector<std::unique_ptr<Bucket>> owned_;
 };

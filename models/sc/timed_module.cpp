@@ -56,9 +56,13 @@ void Scheduler::run() {
       // model does today: links have positive latency), which appends to this
       // bucket: walk it by index.
       for (std::size_t i = 0; i < b.items.size(); ++i) {
-        // A large fabric wakes about a hundred modules per instant, each
-        // stalling on its own lines: ask for the ones ahead in stages
-        // (module, its calendar's front bucket, that bucket's items).
+        // A large fabric wakes many modules per instant (the 576-GPU one
+        // handles about 150 events an instant), each stalling on its own
+        // lines: ask for the ones ahead in stages, each a few wakes before
+        // the stage that reads what it brought (module, its calendar's front
+        // bucket, that bucket's items). A wake costs about as much as a
+        // miss, so a few wakes ahead is enough to hide one; the distances
+        // are not tuned.
         const std::size_t n = b.items.size();
         if (i + 6 < n) b.items[i + 6]->prefetch_self();
         if (i + 3 < n) b.items[i + 3]->prefetch_calendar();

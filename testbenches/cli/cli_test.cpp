@@ -454,13 +454,13 @@ TEST(Cli, CompareFlagsUnsteadyMeasurements) {
                       dir + "/out");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("2048 B (line 5): unsteady measurement: out of place 30.00 us, in place 20.00 us, "
-                          "50% apart (more than 15%); the simulated time is"),
+                          "50.0% apart (more than 15%); the simulated time is"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("1024 B (line 4): unsteady"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("4096 B (line 6): unsteady"), std::string::npos) << r.output;  // 6.8% apart
   EXPECT_NE(r.output.find("# 3 of 3 sizes compared"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("# without the 1 unsteady sizes (the machine's two runs more than 15% apart): time mean "
+  EXPECT_NE(r.output.find("# without the 1 unsteady size (the machine's two runs more than 15% apart): time mean "
                           "|error|"),
             std::string::npos)
       << r.output;
@@ -474,6 +474,12 @@ TEST(Cli, CompareFlagsUnsteadyMeasurements) {
   EXPECT_EQ(j["summary"]["unsteady_sizes"].get<int>(), 1);
   EXPECT_EQ(j["summary"]["time"]["sizes"].get<int>(), 3);
   EXPECT_EQ(j["summary"]["steady_time"]["sizes"].get<int>(), 2);
+  // The note's error is against the in-place time.
+  const double sim_us = j["rows"][1]["sim_time_us"].get<double>();
+  std::array<char, 96> want{};
+  std::snprintf(want.data(), want.size(), "the simulated time is %+.1f%% off the in-place run",
+                100.0 * (sim_us - 20.0) / 20.0);
+  EXPECT_NE(r.output.find(want.data()), std::string::npos) << want.data() << "\n" << r.output;
   fs::remove_all(dir);
 }
 

@@ -232,14 +232,19 @@ TEST(NcclLog, InPlaceTimeWhenTheRowHasOne) {
   ASSERT_EQ(both.rows.size(), 2u);
   EXPECT_DOUBLE_EQ(both.rows[0].time_us, 32.61);
   EXPECT_DOUBLE_EQ(both.rows[0].in_place_time_us, 22.34);
-  EXPECT_EQ(both.rows[1].in_place_time_us, 0);
+  EXPECT_DOUBLE_EQ(both.rows[1].in_place_time_us, 0);
   const NcclLog one = parse_nccl_log("#  size  count  type  redop  root  time  algbw  busbw  #wrong\n"
                                      "1024 256 float sum -1 5 1 1 0\n",
                                      "l");
-  EXPECT_EQ(one.rows[0].in_place_time_us, 0);
-  // No header after a '###' section: nccl-tests' 13 fields, in-place time the 10th.
-  const NcclLog bare = parse_nccl_log(header + "### GPUS=4\n1024 256 float sum -1 5 1 1 0 6 1 1 0\n", "l");
-  EXPECT_DOUBLE_EQ(bare.rows.back().in_place_time_us, 6);
+  EXPECT_DOUBLE_EQ(one.rows[0].in_place_time_us, 0);
+  // Rows without a table header (after a '###' section): nccl-tests' 13
+  // fields (in-place time the 10th) or the 12 of versions without root (the 9th).
+  const NcclLog bare13 = parse_nccl_log("### GPUS=4\n1024 256 float sum -1 5 1 1 0 6 1 1 0\n", "l");
+  EXPECT_DOUBLE_EQ(bare13.rows.back().time_us, 5);
+  EXPECT_DOUBLE_EQ(bare13.rows.back().in_place_time_us, 6);
+  const NcclLog bare12 = parse_nccl_log("### GPUS=4\n1024 256 float sum 5 1 1 0 7 1 1 0\n", "l");
+  EXPECT_DOUBLE_EQ(bare12.rows.back().time_us, 5);
+  EXPECT_DOUBLE_EQ(bare12.rows.back().in_place_time_us, 7);
   EXPECT_NE(error_of(header + "1024 256 float sum -1 5 1 1 0 -2 1 1 0\n").find("log:2: in-place time '-2'"),
             std::string::npos);
 }
