@@ -419,7 +419,8 @@ struct ErrorSum {
 };
 
 // nccl-tests runs each size twice, out of place and in place: the same
-// kernel, so the two times differ only by the machine's run-to-run spread.
+// algorithm and kernel, so the two times differ mostly by the machine's
+// run-to-run spread.
 // Where they are further apart than the largest busbw error issue 27 allows
 // (15%), the row cannot test that bound: it is compared as every row is
 // (against the out-of-place run) and flagged unsteady, and the summary also
