@@ -60,9 +60,8 @@ void Scheduler::run() {
         // handles about 150 events an instant), each stalling on its own
         // lines: ask for the ones ahead in stages, each a few wakes before
         // the stage that reads what it brought (module, its calendar's front
-        // bucket, that bucket's items). A wake costs about as much as a
-        // miss, so a few wakes ahead is enough to hide one; the distances
-        // are not tuned.
+        // bucket, that bucket's items). The distances are a guess, not
+        // tuned (docs/performance.md, "Cache hints in the scheduler").
         const std::size_t n = b.items.size();
         if (i + 6 < n) b.items[i + 6]->prefetch_self();
         if (i + 3 < n) b.items[i + 3]->prefetch_calendar();
